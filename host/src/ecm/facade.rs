@@ -1,0 +1,156 @@
+//! The ECM as a plugin sees it: the host's side of [`plugin_api::ffi::EcmFacade`].
+
+use super::Ecm;
+use plugin_api::ffi::{EcmFacade, EcmMutObj, EcmRefObj, EcmFacade_TO};
+use plugin_api::{Change, ComponentTypeId, EcmError, EntityId, Which};
+use abi_stable::sabi_trait::TD_Opaque;
+use std::cell::RefCell;
+use abi_stable::std_types::{RErr, ROk, ROption, RResult, RSlice, RStr, RString, RVec};
+
+/// Creates entities from SDF snippets for [`EcmFacade::create_from_sdf`] (the runner's
+/// entity factory, which also queues the systems a snippet names).
+pub trait Spawner {
+    /// Creates the snippet's entities under `parent`; answers the top entity.
+    fn create_from_sdf(&mut self, ecm: &mut Ecm, sdf: &str, parent: EntityId) -> Result<EntityId, String>;
+}
+
+/// The ECM lent to a system for one call.
+pub struct EcmAccess<'a> {
+    ecm: &'a mut Ecm,
+    spawner: Option<&'a mut dyn Spawner>,
+    /// Reused for every byte transfer of this call: the plugin's buffers were allocated by
+    /// the plugin, so the host writes here and copies once.
+    scratch: RefCell<(Vec<EntityId>, Vec<u8>)>,
+}
+
+impl<'a> EcmAccess<'a> {
+    /// Lends `ecm`; `spawner` serves `create_from_sdf` (None: that call fails).
+    pub fn new(ecm: &'a mut Ecm, spawner: Option<&'a mut dyn Spawner>) -> Self {
+        EcmAccess { ecm, spawner, scratch: RefCell::default() }
+    }
+    /// The read/write facade object.
+    pub fn as_mut_obj(&mut self) -> EcmMutObj<'_> {
+        EcmFacade_TO::from_ptr(abi_stable::sabi_types::RMut::new(self), TD_Opaque)
+    }
+    /// The read-only facade object.
+    pub fn as_ref_obj(&self) -> EcmRefObj<'_> {
+        EcmFacade_TO::from_ptr(abi_stable::sabi_types::RRef::new(self), TD_Opaque)
+    }
+}
+
+fn fill<T: Clone>(out: &mut RVec<T>, items: impl IntoIterator<Item = T>) {
+    out.clear();
+    out.extend(items);
+}
+
+impl EcmFacade for EcmAccess<'_> {
+    fn has_entity(&self, entity: EntityId) -> bool {
+        self.ecm.has_entity(entity)
+    }
+    fn entity_count(&self) -> u64 {
+        self.ecm.entity_count() as u64
+    }
+    fn parent_of(&self, entity: EntityId) -> EntityId {
+        self.ecm.parent(entity).unwrap_or(EntityId::NULL)
+    }
+    fn children_of(&self, entity: EntityId, out: &mut RVec<EntityId>) {
+        fill(out, self.ecm.children(entity));
+    }
+    fn is_marked_for_removal(&self, entity: EntityId) -> bool {
+        self.ecm.is_marked_for_removal(entity)
+    }
+    fn has_component(&self, entity: EntityId, ty: ComponentTypeId) -> bool {
+        self.ecm.has_component(entity, ty)
+    }
+    fn get_raw(&self, entity: EntityId, ty: ComponentTypeId, out: &mut RVec<u8>) -> bool {
+        let mut scratch = self.scratch.borrow_mut();
+        let buf = &mut scratch.1;
+        buf.clear();
+        let found = self.ecm.get_raw(entity, ty, buf);
+        out.clear();
+        out.extend_from_slice(buf);
+        found
+    }
+    fn query(&self, which: Which, types: RSlice<'_, ComponentTypeId>, out: &mut RVec<EntityId>) {
+        fill(out, self.ecm.query(which, types.as_slice()));
+    }
+    fn query_read(
+        &self,
+        which: Which,
+        types: RSlice<'_, ComponentTypeId>,
+        read: ComponentTypeId,
+        ids: &mut RVec<EntityId>,
+        data: &mut RVec<u8>,
+    ) -> RResult<(), EcmError> {
+        let mut scratch = self.scratch.borrow_mut();
+        let (i, d) = &mut *scratch;
+        let result = self.ecm.query_read(which, types.as_slice(), read, i, d);
+        fill(ids, i.iter().copied());
+        data.clear();
+        data.extend_from_slice(d);
+        result.into()
+    }
+    fn read_many(&self, ty: ComponentTypeId, entities: RSlice<'_, EntityId>, out: &mut RVec<u8>) -> RResult<(), EcmError> {
+        let mut scratch = self.scratch.borrow_mut();
+        let buf = &mut scratch.1;
+        buf.clear();
+        let result = self.ecm.read_many(ty, entities.as_slice(), buf);
+        out.clear();
+        out.extend_from_slice(buf);
+        result.into()
+    }
+    fn change_of(&self, entity: EntityId, ty: ComponentTypeId) -> Change {
+        self.ecm.change_of(entity, ty)
+    }
+    fn component_name(&self, ty: ComponentTypeId) -> ROption<RString> {
+        self.ecm.component_name(ty).map(RString::from).into()
+    }
+    fn create_entity(&mut self, parent: EntityId) -> EntityId {
+        let id = self.ecm.create_entity();
+        if !parent.is_null() && self.ecm.has_entity(parent) {
+            // Cannot fail: both entities exist and differ.
+            let _ = self.ecm.set(id, &plugin_api::components::ParentEntity(parent), Change::OneTime);
+        }
+        id
+    }
+    fn request_remove(&mut self, entity: EntityId, recursive: bool) -> bool {
+        self.ecm.request_remove(entity, recursive)
+    }
+    fn set_parent(&mut self, child: EntityId, parent: EntityId) -> RResult<(), EcmError> {
+        if !parent.is_null() && !self.ecm.has_entity(parent) {
+            return RErr(EcmError::new(format!("no entity {parent} to be the parent of {child}")));
+        }
+        let result = if parent.is_null() {
+            self.ecm.remove_component(child, <plugin_api::components::ParentEntity as plugin_api::Component>::ID);
+            Ok(())
+        } else {
+            self.ecm.set(child, &plugin_api::components::ParentEntity(parent), Change::OneTime).map(|_| ())
+        };
+        result.into()
+    }
+    fn set_raw(&mut self, entity: EntityId, ty: ComponentTypeId, data: RSlice<'_, u8>, change: Change) -> RResult<bool, EcmError> {
+        self.ecm.set_raw(entity, ty, data.as_slice(), change).into()
+    }
+    fn remove_component(&mut self, entity: EntityId, ty: ComponentTypeId) -> bool {
+        self.ecm.remove_component(entity, ty)
+    }
+    fn write_many(&mut self, ty: ComponentTypeId, entities: RSlice<'_, EntityId>, data: RSlice<'_, u8>, change: Change) -> RResult<(), EcmError> {
+        self.ecm.write_many(ty, entities.as_slice(), data.as_slice(), change).into()
+    }
+    fn mark_changed(&mut self, entity: EntityId, ty: ComponentTypeId, change: Change) -> bool {
+        self.ecm.mark_changed(entity, ty, change)
+    }
+    fn register_component(&mut self, name: RStr<'_>, fixed_size: ROption<u32>) -> RResult<ComponentTypeId, EcmError> {
+        let size = fixed_size.into_option().map(|s| s as usize);
+        self.ecm.register_component(name.as_str(), size).into()
+    }
+    fn create_from_sdf(&mut self, sdf: RStr<'_>, parent: EntityId) -> RResult<EntityId, EcmError> {
+        match self.spawner.as_deref_mut() {
+            Some(spawner) => match spawner.create_from_sdf(self.ecm, sdf.as_str(), parent) {
+                Ok(id) => ROk(id),
+                Err(e) => RErr(EcmError::new(e)),
+            },
+            None => RErr(EcmError::new("entity creation from SDF is not available here")),
+        }
+    }
+}
