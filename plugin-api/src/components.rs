@@ -36,6 +36,8 @@ marker_components! {
     Visual = "gz_sim_components.Visual";
     /// Marks a joint.
     Joint = "gz_sim_components.Joint";
+    /// Marks a sensor (its configuration stays in its SDF for the sensors system).
+    Sensor = "gz_sim_components.Sensor";
 }
 
 macro_rules! value_component {

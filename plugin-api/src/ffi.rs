@@ -168,6 +168,9 @@ pub trait HostServices: Send + Sync {
     fn network_role(&self) -> NetworkRole;
     /// Whether this process simulates the entity (always true standalone).
     fn owns_entity(&self, entity: EntityId) -> bool;
+    /// The run's random seed (`--seed`, 0 if none was given): seed every random
+    /// generator from it so runs repeat.
+    fn seed(&self) -> u64;
     /// Emits an event; subscribers run at the end of the current step.
     fn emit_event(&self, name: RStr<'_>, payload: RSlice<'_, u8>);
     /// Subscribes a handler to an event name; answers a subscription id.

@@ -41,6 +41,10 @@ impl Host {
     pub fn owns_entity(&self, entity: EntityId) -> bool {
         self.obj.owns_entity(entity)
     }
+    /// The run's random seed (`--seed`, 0 if none was given).
+    pub fn seed(&self) -> u64 {
+        self.obj.seed()
+    }
     /// Emits an event; subscribers run on the simulation thread at the end of the step.
     pub fn emit(&self, name: &str, payload: &[u8]) {
         self.obj.emit_event(RStr::from_str(name), RSlice::from_slice(payload))

@@ -109,7 +109,7 @@ macro_rules! export_plugin {
                     let mut first = true;
                     $(
                         if (first && name.is_empty()) $( || name == $name )+ {
-                            return Some($crate::system::into_ffi($ctor));
+                            return Some($crate::into_ffi($ctor));
                         }
                         first = false;
                     )+
@@ -129,7 +129,7 @@ macro_rules! export_plugin {
                     }),
                     Err(payload) => p::RErr($crate::ffi::SystemError {
                         kind: $crate::ffi::ErrorKind::PANICKED,
-                        message: p::RString::from($crate::system::panic_message(&*payload)),
+                        message: p::RString::from($crate::panic_message(&*payload)),
                     }),
                 }
             }

@@ -15,7 +15,7 @@ macro_rules! builtins {
 /// Adds every built-in component type. New catalogue entries are appended here too.
 pub(super) fn register_builtins(ecm: &mut Ecm) {
     builtins!(ecm;
-        World, Model, Link, CanonicalLink, Collision, Visual, Joint,
+        World, Model, Link, CanonicalLink, Collision, Visual, Joint, Sensor,
         Name, Pose, ParentEntity, Static, LinearVelocity, AngularVelocity, Gravity,
         ParentLinkName, ChildLinkName, Inertial, Geometry, Light, JointType, JointAxis,
         JointAxis2, Physics,

@@ -1,0 +1,29 @@
+//! Command-line parsing and the `sim` command.
+
+mod sim;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Troupe: a distributed, plugin-hosted robot simulation server.
+#[derive(Parser, Debug)]
+#[command(name = "troupe", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a world (gz-sim's `gz sim -s` flags).
+    Sim(sim::SimArgs),
+}
+
+/// Runs the command line; the exit code is 0 on success, 1 when the run failed, 2 when it
+/// could not start (bad arguments, world, config or plugin).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Sim(args) => sim::run(args),
+    }
+}

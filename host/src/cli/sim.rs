@@ -1,0 +1,166 @@
+//! `troupe sim`.
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use troupe::server::{Server, ServerOptions};
+
+/// Arguments of `troupe sim`, spelled as gz-sim's server flags.
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// The SDF world file (none: an empty world named `default`).
+    file: Option<PathBuf>,
+    /// Server only. Troupe is always headless, so this is accepted and changes nothing.
+    #[arg(short = 's')]
+    server_only: bool,
+    /// Run on start (else start paused).
+    #[arg(short = 'r')]
+    run: bool,
+    /// Verbosity 0..4 (0 errors only... 4 debug); `-v` alone is 3. Default 2 (warnings).
+    #[arg(short = 'v', num_args = 0..=1, default_missing_value = "3", value_name = "LEVEL")]
+    verbose: Option<u8>,
+    /// Update rate in Hz, overriding the world's step size / real-time factor.
+    #[arg(short = 'z', value_name = "HZ")]
+    rate: Option<f64>,
+    /// Stop after this many (unpaused) iterations; 0 runs until stopped.
+    #[arg(long, value_name = "N")]
+    iterations: Option<u64>,
+    /// Use levels and performers.
+    #[arg(long)]
+    levels: bool,
+    /// Distributed role: primary or secondary.
+    #[arg(long, value_name = "ROLE")]
+    network_role: Option<String>,
+    /// Number of secondaries a primary waits for.
+    #[arg(long, value_name = "N")]
+    network_secondaries: Option<u32>,
+    /// Random seed handed to every system.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Server config XML naming the default systems (replaces config/server.config).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// A physics system library to use instead of the configured one.
+    #[arg(long, value_name = "FILE")]
+    physics_engine: Option<String>,
+    /// Record the state log to this path.
+    #[arg(long, value_name = "PATH")]
+    record_path: Option<PathBuf>,
+}
+
+fn not_yet(flag: &str, issue: &str) -> String {
+    format!("{flag} is not available yet: it arrives with {issue}")
+}
+
+impl SimArgs {
+    fn unavailable(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.levels {
+            out.push(not_yet("--levels", "the level manager (levels and performers)"));
+        }
+        if self.network_role.is_some() || self.network_secondaries.is_some() {
+            out.push(not_yet("--network-role / --network-secondaries", "distributed simulation"));
+        }
+        if self.record_path.is_some() {
+            out.push(not_yet("--record-path", "state logs and playback"));
+        }
+        out
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => log::LevelFilter::Error,
+        1 => log::LevelFilter::Error,
+        2 => log::LevelFilter::Warn,
+        3 => log::LevelFilter::Info,
+        4 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    };
+    let mut builder = env_logger::Builder::new();
+    builder.filter_level(level);
+    if let Ok(spec) = std::env::var("RUST_LOG") {
+        builder.parse_filters(&spec);
+    }
+    let _ = builder.format_target(true).try_init();
+}
+
+/// Runs `troupe sim`.
+pub fn run(args: SimArgs) -> ExitCode {
+    let verbose = args.verbose.unwrap_or(2);
+    init_logging(verbose);
+    let problems = args.unavailable();
+    if !problems.is_empty() {
+        for p in problems {
+            eprintln!("troupe: error: {p}");
+        }
+        return ExitCode::from(2);
+    }
+    let opts = ServerOptions {
+        world_file: args.file.clone(),
+        world_text: None,
+        run: args.run,
+        update_rate: args.rate,
+        config: args.config.clone(),
+        physics_engine: args.physics_engine.clone(),
+        seed: args.seed.unwrap_or(0),
+        log_level: verbose.min(5),
+    };
+    let mut server = match Server::load(&opts) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("troupe: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let stop = server.stop_flag();
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
+            log::warn!("cannot handle signal {signal}: {e}");
+        }
+    }
+    let worlds: Vec<String> = server.runners().iter().map(|r| r.name().to_string()).collect();
+    eprintln!("troupe: running world(s) {}", worlds.join(", "));
+    if !args.run {
+        eprintln!("troupe: starting paused (no -r); nothing can unpause it until the transport lands, so pass -r to simulate");
+    }
+    let bar = progress_bar(args.iterations);
+    let result = server.run(args.iterations, |done| {
+        if let Some(bar) = &bar {
+            bar.set_position(done);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    match result {
+        Ok(summary) => {
+            println!(
+                "iterations: {}  sim time: {:.3} s  wall time: {:.3} s  real-time factor: {:.2}",
+                summary.iterations,
+                summary.sim_time,
+                summary.wall_time,
+                summary.real_time_factor()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("troupe: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn progress_bar(iterations: Option<u64>) -> Option<ProgressBar> {
+    let n = iterations.filter(|n| *n > 0)?;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(n);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} iterations  {per_sec}  eta {eta}") {
+        bar.set_style(style);
+    }
+    Some(bar)
+}

@@ -1,0 +1,356 @@
+//! Parsing and validating server-config XML files.
+//!
+//! ```xml
+//! <server_config>
+//!   <plugin_path>relative/or/absolute/dir</plugin_path>   <!-- optional, repeatable -->
+//!   <plugins>
+//!     <plugin entity_name="*" entity_type="world"
+//!             filename="gz-sim-physics-system" name="gz::sim::systems::Physics">
+//!       ...inner XML handed to the system...
+//!     </plugin>
+//!   </plugins>
+//! </server_config>
+//! ```
+//!
+//! Unlike gz-sim, which skips bad entries silently, every problem is collected and
+//! reported at once in one [`ConfigError::Invalid`].
+
+use super::xmltext::{children_indexed, parse_located, qualified_name, LocatedDocument};
+use super::{ConfigError, Problem};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use xmltree::{Element, XMLNode};
+
+/// The kind of entity a config plugin attaches to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntityType {
+    /// `entity_type="world"`; `entity_name` is a world name or `*`.
+    World,
+    /// `entity_type="model"`; `entity_name` is a model name.
+    Model,
+    /// `entity_type="sensor"`; `entity_name` is a scoped name such as
+    /// `default::box::link_1::camera`.
+    Sensor,
+}
+
+impl EntityType {
+    /// Parses the `entity_type` attribute value (`world`, `model` or `sensor`).
+    pub fn from_attribute(value: &str) -> Option<Self> {
+        match value {
+            "world" => Some(Self::World),
+            "model" => Some(Self::Model),
+            "sensor" => Some(Self::Sensor),
+            _ => None,
+        }
+    }
+
+    /// The attribute spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::World => "world",
+            Self::Model => "model",
+            Self::Sensor => "sensor",
+        }
+    }
+}
+
+impl fmt::Display for EntityType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One `<plugin>` of a server config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginSpec {
+    /// The `entity_name` attribute (`*` = any world).
+    pub entity_name: String,
+    /// The `entity_type` attribute.
+    pub entity_type: EntityType,
+    /// The `filename` attribute (library).
+    pub filename: String,
+    /// The `name` attribute (class).
+    pub name: String,
+    /// The whole `<plugin>` element as written in the file, handed to the system. It may
+    /// use undeclared prefixes such as `gz:`; read it with a lenient parser.
+    pub xml: String,
+    /// Where it was written: `file:line`.
+    pub origin: String,
+}
+
+/// A parsed server-config file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerConfigFile {
+    /// The plugins, in file order.
+    pub plugins: Vec<PluginSpec>,
+    /// `<plugin_path>` directories, in file order; relative ones are resolved against
+    /// the config file's directory.
+    pub plugin_paths: Vec<PathBuf>,
+}
+
+/// Reads and parses the server-config file at `path`.
+///
+/// A missing file is [`ConfigError::NotFound`]; an empty (or whitespace-only) file is a
+/// valid config without plugins.
+pub fn parse_server_config_file(path: impl AsRef<Path>) -> Result<ServerConfigFile, ConfigError> {
+    read_and_parse(path.as_ref(), None)
+}
+
+/// Reads and parses `path`; `named_by` says who named the file, for the error message.
+pub(crate) fn read_and_parse(
+    path: &Path,
+    named_by: Option<&'static str>,
+) -> Result<ServerConfigFile, ConfigError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ConfigError::NotFound {
+                path: path.to_path_buf(),
+                named_by,
+            })
+        }
+        Err(source) => {
+            return Err(ConfigError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let label = path.display().to_string();
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = 1 + good.iter().filter(|&&b| b == b'\n').count();
+            return Err(ConfigError::Invalid {
+                problems: vec![Problem {
+                    file: label,
+                    line: u32::try_from(line).unwrap_or(u32::MAX),
+                    column: None,
+                    message: "the file is not valid UTF-8".into(),
+                }],
+            });
+        }
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    parse_with_base(&text, &label, Some(&base))
+}
+
+/// Parses server-config XML given as a string. `label` names it in origins and errors
+/// (e.g. a file name or `<built-in>`). Relative `<plugin_path>` entries are kept as
+/// written (relative to the current directory).
+pub fn parse_server_config_str(text: &str, label: &str) -> Result<ServerConfigFile, ConfigError> {
+    parse_with_base(text, label, None)
+}
+
+/// Parses `text`; relative plugin paths are joined to `base` when given.
+pub(crate) fn parse_with_base(
+    text: &str,
+    label: &str,
+    base: Option<&Path>,
+) -> Result<ServerConfigFile, ConfigError> {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if body.trim().is_empty() {
+        return Ok(ServerConfigFile::default());
+    }
+    let doc = parse_located(body).map_err(|e| ConfigError::Invalid {
+        problems: vec![Problem {
+            file: label.to_string(),
+            line: e.line,
+            column: Some(e.column),
+            message: format!("malformed XML: {}", e.message),
+        }],
+    })?;
+    let mut v = Validator {
+        doc: &doc,
+        label,
+        base,
+        problems: Vec::new(),
+    };
+    let config = v.root();
+    if v.problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(ConfigError::Invalid {
+            problems: v.problems,
+        })
+    }
+}
+
+/// Walks the parsed document, collecting the config and every problem.
+struct Validator<'a> {
+    doc: &'a LocatedDocument,
+    label: &'a str,
+    base: Option<&'a Path>,
+    problems: Vec<Problem>,
+}
+
+/// The four attributes every `<plugin>` needs, in the order problems are reported.
+const REQUIRED: [&str; 4] = ["entity_name", "entity_type", "filename", "name"];
+
+impl Validator<'_> {
+    fn problem(&mut self, index: usize, message: String) {
+        let line = self.doc.line(index);
+        self.problems.push(Problem {
+            file: self.label.to_string(),
+            line,
+            column: None,
+            message,
+        });
+    }
+
+    fn root(&mut self) -> ServerConfigFile {
+        let root = &self.doc.root;
+        let mut config = ServerConfigFile::default();
+        if root.prefix.is_some() || root.name != "server_config" {
+            let found = qualified_name(root);
+            self.problem(
+                0,
+                format!("the root element is <{found}>, expected <server_config>"),
+            );
+        }
+        self.stray_text(root, 0, "server_config");
+        let mut plugins_at: Option<usize> = None;
+        for (i, child) in children_indexed(root, 0) {
+            match (child.prefix.as_deref(), child.name.as_str()) {
+                (None, "plugins") => match plugins_at {
+                    Some(first) => {
+                        let line = self.doc.line(first);
+                        self.problem(
+                            i,
+                            format!(
+                                "a second <plugins> element (the first is at line {line}); \
+                             put all plugins in one <plugins>"
+                            ),
+                        );
+                    }
+                    None => {
+                        plugins_at = Some(i);
+                        config.plugins = self.plugins(child, i);
+                    }
+                },
+                (None, "plugin_path") => {
+                    if let Some(p) = self.plugin_path(child, i) {
+                        config.plugin_paths.push(p);
+                    }
+                }
+                (None, "plugin") => self.problem(i, "<plugin> must be inside <plugins>".into()),
+                _ => {
+                    let name = qualified_name(child);
+                    self.problem(
+                        i,
+                        format!(
+                            "unknown element <{name}> in <server_config> \
+                         (expected <plugins> or <plugin_path>)"
+                        ),
+                    );
+                }
+            }
+        }
+        if plugins_at.is_none() {
+            self.problem(0, "missing <plugins> element".into());
+        }
+        config
+    }
+
+    fn plugins(&mut self, plugins: &Element, index: usize) -> Vec<PluginSpec> {
+        self.stray_text(plugins, index, "plugins");
+        let mut out = Vec::new();
+        for (i, child) in children_indexed(plugins, index) {
+            if child.prefix.is_none() && child.name == "plugin" {
+                if let Some(spec) = self.plugin(child, i) {
+                    out.push(spec);
+                }
+            } else {
+                let name = qualified_name(child);
+                self.problem(
+                    i,
+                    format!("unknown element <{name}> in <plugins> (expected <plugin>)"),
+                );
+            }
+        }
+        out
+    }
+
+    fn plugin(&mut self, plugin: &Element, index: usize) -> Option<PluginSpec> {
+        let before = self.problems.len();
+        let mut values = [""; 4];
+        for (slot, attr) in values.iter_mut().zip(REQUIRED) {
+            match plugin.attributes.get(attr) {
+                None => self.problem(index, format!("<plugin> is missing the `{attr}` attribute")),
+                Some(v) if v.trim().is_empty() => {
+                    self.problem(index, format!("<plugin> has an empty `{attr}` attribute"))
+                }
+                Some(v) => *slot = v.as_str(),
+            }
+        }
+        let [entity_name, entity_type, filename, name] = values;
+        let kind = EntityType::from_attribute(entity_type);
+        if kind.is_none() && !entity_type.is_empty() {
+            self.problem(
+                index,
+                format!(
+                    "<plugin> has entity_type=\"{entity_type}\"; expected world, model or sensor"
+                ),
+            );
+        }
+        if self.problems.len() != before {
+            return None;
+        }
+        let xml = match self.doc.source(index) {
+            Some(s) => s.to_string(),
+            None => serialize(plugin),
+        };
+        Some(PluginSpec {
+            entity_name: entity_name.to_string(),
+            entity_type: kind?,
+            filename: filename.to_string(),
+            name: name.to_string(),
+            xml,
+            origin: format!("{}:{}", self.label, self.doc.line(index)),
+        })
+    }
+
+    fn plugin_path(&mut self, element: &Element, index: usize) -> Option<PathBuf> {
+        for (i, child) in children_indexed(element, index) {
+            let name = qualified_name(child);
+            self.problem(
+                i,
+                format!("unexpected element <{name}> in <plugin_path> (expected a directory)"),
+            );
+        }
+        let text = element.get_text().unwrap_or_default();
+        let dir = text.trim();
+        if dir.is_empty() {
+            self.problem(index, "empty <plugin_path>; expected a directory".into());
+            return None;
+        }
+        let path = PathBuf::from(dir);
+        Some(match self.base {
+            Some(base) if path.is_relative() => base.join(path),
+            _ => path,
+        })
+    }
+
+    /// Reports non-whitespace text directly inside `element`.
+    fn stray_text(&mut self, element: &Element, index: usize, name: &str) {
+        for node in &element.children {
+            if let XMLNode::Text(t) | XMLNode::CData(t) = node {
+                if !t.trim().is_empty() {
+                    let what: String = t.trim().chars().take(20).collect();
+                    self.problem(index, format!("unexpected text \"{what}\" in <{name}>"));
+                }
+            }
+        }
+    }
+}
+
+/// Fallback when the source text of an element cannot be located: re-serialise it.
+fn serialize(e: &Element) -> String {
+    let mut out = Vec::new();
+    let config = xmltree::EmitterConfig::new().write_document_declaration(false);
+    match e.write_with_config(&mut out, config) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}

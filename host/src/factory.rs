@@ -1,0 +1,196 @@
+//! The entity factory: turns parsed SDF into entities and components.
+//!
+//! Ids are `base + ordinal`: base 0 for the world file (so its ids are a pure function of
+//! the file) and the run-time counter for snippets created while running.
+
+use crate::ecm::{Ecm, Spawner};
+use crate::sdf::{self, JointSdf, LightSdf, LinkSdf, ModelSdf, PluginSdf, SensorSdf, ShapeSdf, WorldSdf};
+use plugin_api::components::*;
+use plugin_api::{Change, Component, EcmError, EntityId};
+
+/// A `<plugin>` of a model or sensor, with the entity it attaches to.
+#[derive(Clone, Debug)]
+pub struct AttachedPlugin {
+    /// The model or sensor entity.
+    pub entity: EntityId,
+    /// The element.
+    pub plugin: PluginSdf,
+}
+
+struct Factory<'a> {
+    ecm: &'a mut Ecm,
+    base: u64,
+    plugins: Vec<AttachedPlugin>,
+}
+
+impl Factory<'_> {
+    fn id(&self, ordinal: u64) -> EntityId {
+        EntityId(self.base + ordinal)
+    }
+
+    fn entity(&mut self, ordinal: u64, parent: EntityId, name: &str) -> Result<EntityId, EcmError> {
+        let id = self.id(ordinal);
+        self.ecm.create_with_id(id)?;
+        self.put(id, &Name(name.to_string()))?;
+        if !parent.is_null() {
+            self.put(id, &ParentEntity(parent))?;
+        }
+        Ok(id)
+    }
+
+    fn put<C: Component>(&mut self, id: EntityId, value: &C) -> Result<(), EcmError> {
+        self.ecm.set(id, value, Change::OneTime).map(|_| ())
+    }
+
+    fn model(&mut self, m: &ModelSdf, parent: EntityId) -> Result<EntityId, EcmError> {
+        let id = self.entity(m.ordinal, parent, &m.name)?;
+        self.put(id, &Model)?;
+        self.put(id, &m.pose)?;
+        self.put(id, &Static(m.is_static))?;
+        for (i, link) in m.links.iter().enumerate() {
+            let l = self.link(link, id)?;
+            if i == 0 {
+                self.put(l, &CanonicalLink)?;
+            }
+        }
+        for joint in &m.joints {
+            self.joint(joint, id)?;
+        }
+        for nested in &m.models {
+            self.model(nested, id)?;
+        }
+        self.plugins.extend(m.plugins.iter().map(|p| AttachedPlugin { entity: id, plugin: p.clone() }));
+        Ok(id)
+    }
+
+    fn link(&mut self, l: &LinkSdf, model: EntityId) -> Result<EntityId, EcmError> {
+        let id = self.entity(l.ordinal, model, &l.name)?;
+        self.put(id, &Link)?;
+        self.put(id, &l.pose)?;
+        self.put(id, &l.inertial)?;
+        for c in &l.collisions {
+            let s = self.shape(c, id)?;
+            self.put(s, &Collision)?;
+        }
+        for v in &l.visuals {
+            let s = self.shape(v, id)?;
+            self.put(s, &Visual)?;
+        }
+        for light in &l.lights {
+            self.light(light, id)?;
+        }
+        for s in &l.sensors {
+            self.sensor(s, id)?;
+        }
+        Ok(id)
+    }
+
+    fn shape(&mut self, s: &ShapeSdf, link: EntityId) -> Result<EntityId, EcmError> {
+        let id = self.entity(s.ordinal, link, &s.name)?;
+        self.put(id, &s.pose)?;
+        self.put(id, &s.geometry)?;
+        Ok(id)
+    }
+
+    fn joint(&mut self, j: &JointSdf, parent: EntityId) -> Result<EntityId, EcmError> {
+        let id = self.entity(j.ordinal, parent, &j.name)?;
+        self.put(id, &Joint)?;
+        self.put(id, &j.pose)?;
+        self.put(id, &j.kind)?;
+        self.put(id, &ParentLinkName(j.parent.clone()))?;
+        self.put(id, &ChildLinkName(j.child.clone()))?;
+        if let Some(a) = j.axis {
+            self.put(id, &JointAxis(a))?;
+        }
+        if let Some(a) = j.axis2 {
+            self.put(id, &JointAxis2(a))?;
+        }
+        for s in &j.sensors {
+            self.sensor(s, id)?;
+        }
+        Ok(id)
+    }
+
+    fn light(&mut self, l: &LightSdf, parent: EntityId) -> Result<EntityId, EcmError> {
+        let id = self.entity(l.ordinal, parent, &l.name)?;
+        self.put(id, &l.pose)?;
+        self.put(id, &l.light)?;
+        Ok(id)
+    }
+
+    fn sensor(&mut self, s: &SensorSdf, parent: EntityId) -> Result<EntityId, EcmError> {
+        let id = self.entity(s.ordinal, parent, &s.name)?;
+        self.put(id, &Sensor)?;
+        self.put(id, &s.pose)?;
+        self.plugins.extend(s.plugins.iter().map(|p| AttachedPlugin { entity: id, plugin: p.clone() }));
+        Ok(id)
+    }
+}
+
+/// Creates a world's entities with their file ids; answers the model and sensor plugins to
+/// load. Levels and performers are numbered but created by the level manager, not here.
+pub fn create_world(ecm: &mut Ecm, world: &WorldSdf, entity_count: u64) -> Result<(EntityId, Vec<AttachedPlugin>), EcmError> {
+    ecm.reserve_ids(entity_count);
+    let mut f = Factory { ecm, base: 0, plugins: Vec::new() };
+    let id = f.entity(world.ordinal, EntityId::NULL, &world.name)?;
+    f.put(id, &World)?;
+    f.put(id, &Gravity(world.gravity))?;
+    f.put(id, &world.physics)?;
+    // Children in document order: ids are ordinals, so creating kind by kind is fine.
+    for light in &world.lights {
+        f.light(light, id)?;
+    }
+    for model in &world.models {
+        f.model(model, id)?;
+    }
+    for joint in &world.joints {
+        f.joint(joint, id)?;
+    }
+    Ok((id, f.plugins))
+}
+
+/// Creates the entities of an SDF snippet (one `<model>` or `<light>`) under `parent` with
+/// run-time ids.
+pub fn create_snippet(ecm: &mut Ecm, text: &str, parent: EntityId) -> Result<(EntityId, Vec<AttachedPlugin>), String> {
+    let doc = sdf::parse_str(text, "<create_from_sdf>").map_err(|e| e.to_string())?;
+    for w in &doc.warnings {
+        log::warn!("{w}");
+    }
+    if !doc.worlds.is_empty() {
+        return Err("create_from_sdf expects one <model> or <light>, found a <world>".into());
+    }
+    if doc.models.len() + doc.lights.len() != 1 {
+        return Err(format!(
+            "create_from_sdf expects exactly one <model> or <light>, found {} models and {} lights",
+            doc.models.len(),
+            doc.lights.len()
+        ));
+    }
+    if !parent.is_null() && !ecm.has_entity(parent) {
+        return Err(format!("no parent entity {parent}"));
+    }
+    let base = ecm.next_runtime_id() - 1;
+    ecm.reserve_ids(base + doc.entity_count);
+    let mut f = Factory { ecm, base, plugins: Vec::new() };
+    let top = match (doc.models.first(), doc.lights.first()) {
+        (Some(m), _) => f.model(m, parent),
+        (None, Some(l)) => f.light(l, parent),
+        (None, None) => unreachable!("counted above"),
+    }
+    .map_err(|e| e.to_string())?;
+    Ok((top, f.plugins))
+}
+
+/// The runner's [`Spawner`]: creates snippets and queues the systems they name.
+pub struct QueueingSpawner<'a> {
+    /// Systems to load at the start of the next step.
+    pub queue: &'a mut Vec<AttachedPlugin>,
+}
+
+impl Spawner for QueueingSpawner<'_> {
+    fn create_from_sdf(&mut self, ecm: &mut Ecm, sdf: &str, parent: EntityId) -> Result<EntityId, String> {
+        let (top, plugins) = create_snippet(ecm, sdf, parent)?;
+        self.queue.extend(plugins);
+        Ok(top)
+    }
+}

@@ -1,0 +1,20 @@
+//! # Troupe host
+//!
+//! The server: it owns each world's entity-component manager, clock and event bus, loads
+//! systems from plugin libraries, and steps them.
+//!
+//! * [`sdf`] parses world files; [`factory`] turns them into entities.
+//! * [`ecm`] is the entity-component manager; [`runner`] steps one world; [`server`] runs
+//!   every world of a file in lockstep.
+//! * [`config`] reads the server config and decides which systems load; [`plugin`] finds
+//!   and loads their libraries.
+//! * [`fixture`] is the test fixture for plugin authors and our own tests.
+
+pub mod config;
+pub mod ecm;
+pub mod factory;
+pub mod fixture;
+pub mod plugin;
+pub mod runner;
+pub mod sdf;
+pub mod server;

@@ -1,0 +1,125 @@
+//! The event manager of a world (seed 000): built-in stop, pause and reset events and named
+//! custom events. Emitting queues an event; the runner delivers the queue on the simulation
+//! thread at the end of the step, so handlers never run inside another system's call.
+
+use abi_stable::std_types::{RBox, RSlice, RStr, RString};
+use plugin_api::ffi::{EventHandler_TO, HostServices, NetworkRole, SystemError};
+use plugin_api::EntityId;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// An emitted event waiting for the end of the step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The event name.
+    pub name: String,
+    /// Its payload.
+    pub payload: Vec<u8>,
+}
+
+type Handler = EventHandler_TO<'static, RBox<()>>;
+
+/// Queue and subscriptions of one world.
+#[derive(Default)]
+pub struct EventBus {
+    queue: Mutex<Vec<Event>>,
+    subscribers: Mutex<Vec<(u64, String, Handler)>>,
+    next_id: AtomicU64,
+}
+
+impl EventBus {
+    /// Queues an event.
+    pub fn emit(&self, name: &str, payload: &[u8]) {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner).push(Event { name: name.into(), payload: payload.to_vec() });
+    }
+
+    /// Takes the queued events, oldest first.
+    pub fn drain(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn subscribe(&self, name: &str, handler: Handler) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        self.subscribers.lock().unwrap_or_else(PoisonError::into_inner).push((id, name.to_string(), handler));
+        id
+    }
+
+    fn unsubscribe(&self, id: u64) -> bool {
+        let mut subs = self.subscribers.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = subs.len();
+        subs.retain(|s| s.0 != id);
+        subs.len() != before
+    }
+
+    /// Runs every handler subscribed to `event.name`, in subscription order. A failing
+    /// handler's error is returned after the others ran.
+    pub fn deliver(&self, event: &Event) -> Result<(), SystemError> {
+        // Handlers may subscribe or emit while running: take them out of the lock.
+        let mut subs = std::mem::take(&mut *self.subscribers.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut first_error = None;
+        for (_, name, handler) in subs.iter_mut().filter(|s| s.1 == event.name) {
+            let r = handler.on_event(RStr::from_str(name), RSlice::from_slice(&event.payload));
+            if let abi_stable::std_types::RErr(e) = r {
+                first_error.get_or_insert(e);
+            }
+        }
+        let mut guard = self.subscribers.lock().unwrap_or_else(PoisonError::into_inner);
+        let added = std::mem::take(&mut *guard);
+        *guard = subs;
+        guard.extend(added);
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// Answers whether this process simulates an entity. Standalone: always.
+pub trait Ownership: Send + Sync {
+    /// Whether `entity` is simulated here.
+    fn owns(&self, entity: EntityId) -> bool;
+}
+
+/// Standalone ownership: everything is local.
+pub struct OwnsAll;
+
+impl Ownership for OwnsAll {
+    fn owns(&self, _: EntityId) -> bool {
+        true
+    }
+}
+
+/// The host services object handed to each system.
+pub struct SystemHost {
+    /// The world's name.
+    pub world: String,
+    /// The world's event bus.
+    pub bus: Arc<EventBus>,
+    /// This process's role.
+    pub role: NetworkRole,
+    /// Who owns which entity.
+    pub ownership: Arc<dyn Ownership>,
+    /// The run's seed.
+    pub seed: u64,
+}
+
+impl HostServices for SystemHost {
+    fn world_name(&self) -> RString {
+        RString::from(self.world.as_str())
+    }
+    fn network_role(&self) -> NetworkRole {
+        self.role
+    }
+    fn owns_entity(&self, entity: EntityId) -> bool {
+        self.ownership.owns(entity)
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn emit_event(&self, name: RStr<'_>, payload: RSlice<'_, u8>) {
+        self.bus.emit(name.as_str(), payload.as_slice());
+    }
+    fn subscribe(&self, name: RStr<'_>, handler: Handler) -> u64 {
+        self.bus.subscribe(name.as_str(), handler)
+    }
+    fn unsubscribe(&self, subscription: u64) -> bool {
+        self.bus.unsubscribe(subscription)
+    }
+}

@@ -1,0 +1,340 @@
+//! The simulation runner of one world: its ECM, clock, event bus and systems, stepped one
+//! iteration at a time.
+
+mod clock;
+mod event_bus;
+mod systems;
+
+pub use clock::Clock;
+pub use event_bus::{Event, EventBus, Ownership, OwnsAll, SystemHost};
+pub use systems::{update_order, Phase, Source, SystemFailure, SystemSlot};
+
+use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
+use crate::factory::{AttachedPlugin, QueueingSpawner};
+use crate::plugin::{LoadError, PluginLoader};
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::std_types::RArc;
+use plugin_api::events;
+use plugin_api::ffi::{HostObj, HostServices_TO, NetworkRole, SystemObj};
+use plugin_api::{EntityId, ResetOutcome};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A system to add: which library and class, its XML, and what it attaches to.
+#[derive(Clone, Debug)]
+pub struct SystemRequest {
+    /// The library to find on the plugin path.
+    pub library: String,
+    /// The class name (the `<plugin name>`).
+    pub class: String,
+    /// The `<plugin>` element.
+    pub xml: String,
+    /// Where it was requested (`file:line`).
+    pub origin: String,
+    /// The entity it attaches to.
+    pub entity: EntityId,
+}
+
+/// Why a runner could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A plugin library could not be loaded.
+    #[error("{origin}: system {class:?}: {source}")]
+    Load {
+        /// Where the system was requested.
+        origin: String,
+        /// Its class.
+        class: String,
+        /// Why.
+        source: LoadError,
+    },
+    /// The library has no such system.
+    #[error("{origin}: {message}")]
+    UnknownSystem {
+        /// Where the system was requested.
+        origin: String,
+        /// The library's answer.
+        message: String,
+    },
+    /// A system failed or panicked.
+    #[error(transparent)]
+    System(#[from] SystemFailure),
+    /// An event handler failed.
+    #[error("a handler of event {event:?} in world {world:?} {} : {message}", if *.panicked { "panicked" } else { "failed" })]
+    Event {
+        /// The event.
+        event: String,
+        /// The world.
+        world: String,
+        /// Whether it panicked.
+        panicked: bool,
+        /// Its message.
+        message: String,
+    },
+    /// The ECM refused an operation of the host itself.
+    #[error("world {world:?}: {message}")]
+    Ecm {
+        /// The world.
+        world: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The runner of one world.
+pub struct WorldRunner {
+    name: String,
+    world_entity: EntityId,
+    /// The world's entities and components.
+    pub ecm: Ecm,
+    /// The world's clock.
+    pub clock: Clock,
+    systems: Vec<SystemSlot>,
+    order: Vec<usize>,
+    queued: Vec<AttachedPlugin>,
+    bus: Arc<EventBus>,
+    role: NetworkRole,
+    ownership: Arc<dyn Ownership>,
+    snapshot: EcmSnapshot,
+    reset_requested: bool,
+    stop_requested: bool,
+    /// The run's seed, handed to systems.
+    pub seed: u64,
+}
+
+impl WorldRunner {
+    /// A runner over an ECM already holding the world's entities.
+    pub fn new(name: String, world_entity: EntityId, ecm: Ecm, clock: Clock) -> WorldRunner {
+        WorldRunner {
+            name,
+            world_entity,
+            ecm,
+            clock,
+            systems: Vec::new(),
+            order: Vec::new(),
+            queued: Vec::new(),
+            bus: Arc::new(EventBus::default()),
+            role: NetworkRole::STANDALONE,
+            ownership: Arc::new(OwnsAll),
+            snapshot: EcmSnapshot::default(),
+            reset_requested: false,
+            stop_requested: false,
+            seed: 0,
+        }
+    }
+
+    /// The world's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The world entity.
+    pub fn world_entity(&self) -> EntityId {
+        self.world_entity
+    }
+    /// The world's event bus.
+    pub fn events(&self) -> &Arc<EventBus> {
+        &self.bus
+    }
+    /// Labels of the loaded systems, in load order.
+    pub fn system_labels(&self) -> Vec<String> {
+        self.systems.iter().map(|s| s.label.clone()).collect()
+    }
+    /// Whether a system or event asked the run to stop.
+    pub fn stop_requested(&self) -> bool {
+        self.stop_requested
+    }
+    /// Asks for a reset at the next iteration.
+    pub fn request_reset(&mut self) {
+        self.reset_requested = true;
+    }
+
+    fn host_object(&self) -> HostObj {
+        let host = SystemHost {
+            world: self.name.clone(),
+            bus: self.bus.clone(),
+            role: self.role,
+            ownership: self.ownership.clone(),
+            seed: self.seed,
+        };
+        HostServices_TO::from_ptr(RArc::new(host), TD_Opaque)
+    }
+
+    /// Loads, creates and configures a plugin system; it runs from the next step on.
+    pub fn add_system(&mut self, loader: &mut PluginLoader, req: SystemRequest) -> Result<(), RunError> {
+        let library = loader.load(&req.library).map_err(|source| RunError::Load {
+            origin: req.origin.clone(),
+            class: req.class.clone(),
+            source,
+        })?;
+        let obj = new_system(&library, &req.class, &req.origin)?;
+        let label = format!("{} ({})", req.class, library.path.display());
+        let source = Source::Library { library, class: req.class.clone() };
+        self.install(SystemSlot { label, origin: req.origin, source, xml: req.xml, entity: req.entity, priority: 0, obj })
+    }
+
+    /// Adds an in-process system (the test fixture's callbacks) attached to the world.
+    pub fn add_in_process(&mut self, label: &str, obj: SystemObj) -> Result<(), RunError> {
+        let slot = SystemSlot {
+            label: label.to_string(),
+            origin: "in-process".into(),
+            source: Source::InProcess,
+            xml: "<plugin/>".into(),
+            entity: self.world_entity,
+            priority: 0,
+            obj,
+        };
+        self.install(slot)
+    }
+
+    fn install(&mut self, mut slot: SystemSlot) -> Result<(), RunError> {
+        slot.priority = match crate::config::priority_from_xml(&slot.xml) {
+            Ok(Some(p)) => p,
+            Ok(None) => slot.obj.default_priority().into_option().unwrap_or(0),
+            Err(message) => {
+                return Err(RunError::UnknownSystem { origin: slot.origin.clone(), message })
+            }
+        };
+        let host = self.host_object();
+        let mut spawner = QueueingSpawner { queue: &mut self.queued };
+        let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
+        slot.configure(&mut access, host)?;
+        log::info!("world {:?}: loaded system {} (priority {})", self.name, slot.label, slot.priority);
+        self.systems.push(slot);
+        self.order = update_order(&self.systems);
+        Ok(())
+    }
+
+    /// Takes the post-load snapshot a reset returns to. Call once loading is complete.
+    pub fn finish_load(&mut self) {
+        self.snapshot = self.ecm.snapshot();
+    }
+
+    /// Runs one iteration that took `wall` of real time since the previous one.
+    pub fn step(&mut self, loader: &mut PluginLoader, wall: Duration) -> Result<(), RunError> {
+        self.activate_queued(loader)?;
+        if self.reset_requested {
+            self.reset_requested = false;
+            return self.reset(loader);
+        }
+        self.clock.advance(wall);
+        let info = self.clock.info();
+        {
+            let mut spawner = QueueingSpawner { queue: &mut self.queued };
+            let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
+            for &i in &self.order {
+                self.systems[i].pre_update(&info, &mut access)?;
+            }
+            for &i in &self.order {
+                self.systems[i].update(&info, &mut access)?;
+            }
+            for system in &mut self.systems {
+                system.post_update(&info, &access)?;
+            }
+        }
+        self.dispatch_events()?;
+        self.drop_systems_of_removed_entities();
+        self.ecm.end_step();
+        Ok(())
+    }
+
+    fn activate_queued(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
+        for attached in std::mem::take(&mut self.queued) {
+            let plugin = attached.plugin;
+            let req = crate::server::request_for(&plugin.filename, &plugin.name, plugin.xml, plugin.origin.to_string(), attached.entity);
+            match req {
+                Some(req) => self.add_system(loader, req)?,
+                None => log::warn!("{}: system {:?} is not available in Troupe, skipped", plugin.origin, plugin.filename),
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits the stop event and delivers pending events without stepping (clean shutdown).
+    pub fn shutdown(&mut self) -> Result<(), RunError> {
+        self.bus.emit(events::STOP, &[]);
+        self.dispatch_events()
+    }
+
+    fn dispatch_events(&mut self) -> Result<(), RunError> {
+        for event in self.bus.drain() {
+            match event.name.as_str() {
+                events::STOP => self.stop_requested = true,
+                events::PAUSE => self.clock.paused = event.payload.first() != Some(&0),
+                events::RESET => self.reset_requested = true,
+                _ => {}
+            }
+            self.bus.deliver(&event).map_err(|e| RunError::Event {
+                event: event.name.clone(),
+                world: self.name.clone(),
+                panicked: e.kind == plugin_api::ffi::ErrorKind::PANICKED,
+                message: e.message.into_string(),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn drop_systems_of_removed_entities(&mut self) {
+        let doomed = self.ecm.pending_removals();
+        if doomed.is_empty() {
+            return;
+        }
+        let before = self.systems.len();
+        self.systems.retain(|s| {
+            let keep = doomed.binary_search(&s.entity).is_err();
+            if !keep {
+                log::info!("system {} dropped: its entity {} was removed", s.label, s.entity);
+            }
+            keep
+        });
+        if self.systems.len() != before {
+            self.order = update_order(&self.systems);
+        }
+    }
+
+    /// Restores the post-load ECM, rewinds the clock, and resets every system: those that
+    /// implement reset are kept, plugin systems that do not are made afresh and configured,
+    /// in-process ones without reset are dropped (as gz-sim).
+    fn reset(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
+        let _ = loader;
+        self.ecm
+            .restore(&self.snapshot)
+            .map_err(|e| RunError::Ecm { world: self.name.clone(), message: e.message.into_string() })?;
+        self.clock.rewind();
+        let info = self.clock.info();
+        let mut kept = Vec::with_capacity(self.systems.len());
+        for mut slot in std::mem::take(&mut self.systems) {
+            let outcome = {
+                let mut spawner = QueueingSpawner { queue: &mut self.queued };
+                let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
+                slot.reset(&info, &mut access)?
+            };
+            if outcome == ResetOutcome::DONE {
+                kept.push(slot);
+                continue;
+            }
+            match &slot.source {
+                Source::Library { library, class } => {
+                    slot.obj = new_system(library, class, &slot.origin)?;
+                    let host = self.host_object();
+                    let mut spawner = QueueingSpawner { queue: &mut self.queued };
+                    let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
+                    slot.configure(&mut access, host)?;
+                    kept.push(slot);
+                }
+                Source::InProcess => log::warn!("in-process system {} has no reset; dropped", slot.label),
+            }
+        }
+        self.systems = kept;
+        self.order = update_order(&self.systems);
+        log::info!("world {:?} reset", self.name);
+        Ok(())
+    }
+}
+
+fn new_system(library: &crate::plugin::LoadedLibrary, class: &str, origin: &str) -> Result<SystemObj, RunError> {
+    let made = (library.module.new_system())(abi_stable::std_types::RStr::from_str(class));
+    made.into_result().map_err(|e| RunError::UnknownSystem {
+        origin: origin.to_string(),
+        message: format!("{}: {}", library.path.display(), e.message),
+    })
+}

@@ -1,0 +1,223 @@
+//! The parsed SDFormat document: what the loader reads, before any entity exists.
+//!
+//! Every element that becomes an entity carries its `ordinal`: its 1-based position in a
+//! depth-first, document-order walk over entity elements of the parsed document (world,
+//! model, link, collision, visual, joint, light, sensor, level, performer). The entity
+//! factory turns ordinals into entity ids (`id = base + ordinal`, base 0 for the world file),
+//! which makes ids a pure function of the file.
+
+use plugin_api::components::{AxisData, Geometry, Inertial, JointType, Light, Physics};
+use plugin_api::math::{Pose, Vec3};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where an element was written: file (or a description such as `<string>`) and 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The file, or a label for SDF given as a string.
+    pub file: Arc<PathBuf>,
+    /// 1-based line of the element's start tag.
+    pub line: u32,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// A whole parsed document.
+#[derive(Clone, Debug)]
+pub struct SdfDocument {
+    /// The `<sdf version>` attribute.
+    pub version: String,
+    /// Worlds in document order.
+    pub worlds: Vec<WorldSdf>,
+    /// Top-level models of a document without a world (a snippet for the entity factory).
+    pub models: Vec<ModelSdf>,
+    /// Top-level lights of a document without a world.
+    pub lights: Vec<LightSdf>,
+    /// Number of entity elements in the document (the largest ordinal).
+    pub entity_count: u64,
+    /// Non-fatal findings (unknown elements, ignored attributes), each naming file and line.
+    pub warnings: Vec<String>,
+}
+
+/// A `<plugin>` element, kept as XML for its system.
+#[derive(Clone, Debug)]
+pub struct PluginSdf {
+    /// The `name` attribute (class name, e.g. `gz::sim::systems::Physics`).
+    pub name: String,
+    /// The `filename` attribute (library, e.g. `gz-sim-physics-system`).
+    pub filename: String,
+    /// The whole `<plugin ...>...</plugin>` element as XML text.
+    pub xml: String,
+    /// Where it was written.
+    pub origin: Origin,
+}
+
+/// `<world>`.
+#[derive(Clone, Debug)]
+pub struct WorldSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// First `<physics>` (defaults if absent).
+    pub physics: Physics,
+    /// `<gravity>` (default 0 0 -9.8).
+    pub gravity: Vec3,
+    /// Models in document order.
+    pub models: Vec<ModelSdf>,
+    /// World-level lights.
+    pub lights: Vec<LightSdf>,
+    /// World-level joints.
+    pub joints: Vec<JointSdf>,
+    /// System plugins directly under `<world>`, excluding the `gz::sim` /
+    /// `ignition::gazebo` level-and-performer element, which is in `levels_plugin`.
+    pub plugins: Vec<PluginSdf>,
+    /// The `<plugin name="gz::sim">` (or `ignition::gazebo`) element, if any: levels and
+    /// performers, never loaded as a system.
+    pub levels_plugin: Option<PluginSdf>,
+    /// `<level>` elements of `levels_plugin`, in document order (numbered, created by the
+    /// level manager).
+    pub levels: Vec<NamedSdf>,
+    /// `<performer>` elements of `levels_plugin`, in document order.
+    pub performers: Vec<NamedSdf>,
+    /// `<gz:policies><include_server_config_plugins>` (default true).
+    pub include_server_config_plugins: bool,
+    /// Where `<world>` was written.
+    pub origin: Origin,
+}
+
+/// `<model>` (possibly nested).
+#[derive(Clone, Debug)]
+pub struct ModelSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// `<pose>` relative to the parent model or the world.
+    pub pose: Pose,
+    /// `<static>`.
+    pub is_static: bool,
+    /// Links in document order.
+    pub links: Vec<LinkSdf>,
+    /// Joints in document order.
+    pub joints: Vec<JointSdf>,
+    /// Nested models in document order.
+    pub models: Vec<ModelSdf>,
+    /// Model plugins.
+    pub plugins: Vec<PluginSdf>,
+    /// Where `<model>` was written.
+    pub origin: Origin,
+}
+
+/// `<link>`.
+#[derive(Clone, Debug)]
+pub struct LinkSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// `<pose>` relative to the model.
+    pub pose: Pose,
+    /// `<inertial>` (defaults: mass 1, identity inertia).
+    pub inertial: Inertial,
+    /// Collisions in document order.
+    pub collisions: Vec<ShapeSdf>,
+    /// Visuals in document order.
+    pub visuals: Vec<ShapeSdf>,
+    /// Lights attached to the link.
+    pub lights: Vec<LightSdf>,
+    /// Sensors attached to the link.
+    pub sensors: Vec<SensorSdf>,
+    /// Where `<link>` was written.
+    pub origin: Origin,
+}
+
+/// `<collision>` or `<visual>`.
+#[derive(Clone, Debug)]
+pub struct ShapeSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// `<pose>` relative to the link.
+    pub pose: Pose,
+    /// `<geometry>`.
+    pub geometry: Geometry,
+    /// Where the element was written.
+    pub origin: Origin,
+}
+
+/// `<joint>`.
+#[derive(Clone, Debug)]
+pub struct JointSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// `type` attribute.
+    pub kind: JointType,
+    /// `<parent>` link name (`world` allowed).
+    pub parent: String,
+    /// `<child>` link name.
+    pub child: String,
+    /// `<pose>` relative to the child link.
+    pub pose: Pose,
+    /// `<axis>`.
+    pub axis: Option<AxisData>,
+    /// `<axis2>`.
+    pub axis2: Option<AxisData>,
+    /// Sensors attached to the joint.
+    pub sensors: Vec<SensorSdf>,
+    /// Where `<joint>` was written.
+    pub origin: Origin,
+}
+
+/// `<light>`.
+#[derive(Clone, Debug)]
+pub struct LightSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// `<pose>` relative to the parent.
+    pub pose: Pose,
+    /// Light properties.
+    pub light: Light,
+    /// Where `<light>` was written.
+    pub origin: Origin,
+}
+
+/// `<sensor>`: an entity whose XML is kept for the sensors system.
+#[derive(Clone, Debug)]
+pub struct SensorSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// `type` attribute.
+    pub kind: String,
+    /// `<pose>` relative to the parent link or joint.
+    pub pose: Pose,
+    /// The whole `<sensor>` element as XML.
+    pub xml: String,
+    /// Sensor plugins.
+    pub plugins: Vec<PluginSdf>,
+    /// Where `<sensor>` was written.
+    pub origin: Origin,
+}
+
+/// An entity element whose content another component reads later (levels, performers): its
+/// ordinal, name and place.
+#[derive(Clone, Debug)]
+pub struct NamedSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// Where it was written.
+    pub origin: Origin,
+}

@@ -1,0 +1,290 @@
+//! The document, `<world>`, `<model>` and `<link>`.
+
+use super::ctx::{Ctx, Result};
+use super::dom::{LinkSdf, ModelSdf, NamedSdf, SdfDocument, WorldSdf};
+use super::entities::{joint, light, plugin, sensor};
+use super::geometry::{inertial, shape};
+use super::xml::{elements, qname};
+use plugin_api::components::{Inertial, Physics};
+use plugin_api::math::Vec3;
+use xmltree::Element;
+
+/// World children Troupe reads elsewhere (or later) and does not warn about.
+const WORLD_TOLERATED: &[&str] = &[
+    "scene",
+    "atmosphere",
+    "wind",
+    "magnetic_field",
+    "spherical_coordinates",
+    "audio",
+    "frame",
+    "population",
+    "road",
+    "state",
+];
+
+const MODEL_TOLERATED: &[&str] =
+    &["self_collide", "allow_auto_disable", "enable_wind", "frame", "gripper", "kinematic"];
+
+const LINK_TOLERATED: &[&str] = &[
+    "gravity",
+    "kinematic",
+    "self_collide",
+    "must_be_base_link",
+    "velocity_decay",
+    "enable_wind",
+    "audio_source",
+    "audio_sink",
+    "battery",
+    "particle_emitter",
+    "projector",
+];
+
+/// Plugin names that carry levels and performers rather than naming a system.
+const LEVELS_PLUGIN_NAMES: &[&str] = &["gz::sim", "ignition::gazebo"];
+
+/// Reads the whole document from its root element.
+pub(crate) fn document(ctx: &mut Ctx<'_>, root: &Element) -> Result<SdfDocument> {
+    let mut doc = SdfDocument {
+        version: String::new(),
+        worlds: Vec::new(),
+        models: Vec::new(),
+        lights: Vec::new(),
+        entity_count: 0,
+        warnings: Vec::new(),
+    };
+    match (root.prefix.as_deref(), root.name.as_str()) {
+        (None, "sdf") => {
+            doc.version = root.attributes.get("version").map(|v| v.trim().to_string()).unwrap_or_default();
+            check_version(ctx, root, &doc.version);
+            for child in elements(root) {
+                match child.name.as_str() {
+                    _ if child.prefix.is_some() => {}
+                    "world" => doc.worlds.push(world(ctx, child)?),
+                    "model" => doc.models.push(model(ctx, child)?),
+                    "light" => doc.lights.push(light(ctx, child)?),
+                    "actor" => ctx.unsupported(child),
+                    _ => ctx.unknown(child, root),
+                }
+            }
+        }
+        (None, "model") => doc.models.push(model(ctx, root)?),
+        (None, "light") => doc.lights.push(light(ctx, root)?),
+        _ => {
+            return Err(ctx.error(
+                root,
+                format!("expected the root element <sdf>, found <{}>", qname(root)),
+            ))
+        }
+    }
+    doc.entity_count = ctx.last_ordinal;
+    doc.warnings = std::mem::take(&mut ctx.warnings);
+    Ok(doc)
+}
+
+fn check_version(ctx: &mut Ctx<'_>, root: &Element, version: &str) {
+    let minor = version.strip_prefix("1.").and_then(|m| m.parse::<u32>().ok());
+    match minor {
+        Some(6..=12) => {}
+        _ if version.is_empty() => {
+            ctx.warn(root, "<sdf> has no version attribute; read as SDFormat 1.11")
+        }
+        _ => ctx.warn(
+            root,
+            format!("SDFormat version \"{version}\" is outside 1.6-1.12; read as SDFormat 1.11"),
+        ),
+    }
+}
+
+fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
+    let ordinal = ctx.ordinal();
+    let mut w = WorldSdf {
+        ordinal,
+        name: ctx.attr(el, "name")?,
+        physics: Physics::default(),
+        gravity: Vec3::new(0.0, 0.0, -9.8),
+        models: Vec::new(),
+        lights: Vec::new(),
+        joints: Vec::new(),
+        plugins: Vec::new(),
+        levels_plugin: None,
+        levels: Vec::new(),
+        performers: Vec::new(),
+        include_server_config_plugins: true,
+        origin: ctx.origin(el),
+    };
+    let (mut seen_physics, mut seen_gravity) = (false, false);
+    for child in elements(el) {
+        match (child.prefix.as_deref(), child.name.as_str()) {
+            (Some("gz"), "policies") => policies(ctx, child, &mut w)?,
+            (Some(_), _) => {}
+            (None, "physics") if !seen_physics => {
+                seen_physics = true;
+                w.physics = physics(ctx, child)?;
+            }
+            (None, "gravity") if !seen_gravity => {
+                seen_gravity = true;
+                w.gravity = ctx.vec3(child)?;
+            }
+            (None, "physics" | "gravity" | "gui") => {}
+            (None, "light") => w.lights.push(light(ctx, child)?),
+            (None, "model") => w.models.push(model(ctx, child)?),
+            (None, "joint") => w.joints.push(joint(ctx, child)?),
+            (None, "plugin") => world_plugin(ctx, child, &mut w)?,
+            (None, "include" | "actor") => ctx.unsupported(child),
+            (None, n) if WORLD_TOLERATED.contains(&n) => {}
+            (None, _) => ctx.unknown(child, el),
+        }
+    }
+    Ok(w)
+}
+
+fn physics(ctx: &mut Ctx<'_>, el: &Element) -> Result<Physics> {
+    let mut p = Physics::default();
+    if let Some(n) = el.attributes.get("name") {
+        p.name = n.clone();
+    }
+    if let Some(t) = el.attributes.get("type") {
+        p.engine = t.trim().to_string();
+    }
+    for child in elements(el) {
+        match child.name.as_str() {
+            _ if child.prefix.is_some() => {}
+            "max_step_size" => p.max_step_size = ctx.f64(child)?,
+            "real_time_factor" => p.real_time_factor = ctx.f64(child)?,
+            "max_contacts" => p.max_contacts = ctx.u32(child)?,
+            // Engine blocks and rates SDFormat defines; read by the physics system if at all.
+            "real_time_update_rate" | "ode" | "bullet" | "simbody" | "dart" | "dartsim" => {}
+            _ => ctx.unknown(child, el),
+        }
+    }
+    Ok(p)
+}
+
+fn policies(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf) -> Result<()> {
+    for child in elements(el) {
+        match child.name.as_str() {
+            _ if child.prefix.is_some() => {}
+            "include_server_config_plugins" => w.include_server_config_plugins = ctx.bool(child)?,
+            _ => ctx.unknown(child, el),
+        }
+    }
+    Ok(())
+}
+
+/// A `<plugin>` under `<world>`: a system, or the levels-and-performers element.
+fn world_plugin(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf) -> Result<()> {
+    let p = plugin(ctx, el)?;
+    if !LEVELS_PLUGIN_NAMES.contains(&p.name.as_str()) {
+        w.plugins.push(p);
+        return Ok(());
+    }
+    if w.levels_plugin.is_some() {
+        ctx.warn(el, format!("a second <plugin name=\"{}\"> is ignored", p.name));
+        return Ok(());
+    }
+    for child in elements(el) {
+        let list = match (child.prefix.as_deref(), child.name.as_str()) {
+            (None, "level") => &mut w.levels,
+            (None, "performer") => &mut w.performers,
+            _ => continue,
+        };
+        let ordinal = ctx.ordinal();
+        list.push(NamedSdf { ordinal, name: ctx.attr(child, "name")?, origin: ctx.origin(child) });
+    }
+    w.levels_plugin = Some(p);
+    Ok(())
+}
+
+fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {
+    let ordinal = ctx.ordinal();
+    let mut m = ModelSdf {
+        ordinal,
+        name: ctx.attr(el, "name")?,
+        pose: Default::default(),
+        is_static: false,
+        links: Vec::new(),
+        joints: Vec::new(),
+        models: Vec::new(),
+        plugins: Vec::new(),
+        origin: ctx.origin(el),
+    };
+    if el.attributes.contains_key("placement_frame") {
+        ctx.warn(el, "<model placement_frame> is not supported yet; the pose places the model frame");
+    }
+    let (mut seen_pose, mut seen_static) = (false, false);
+    for child in elements(el) {
+        match child.name.as_str() {
+            _ if child.prefix.is_some() => {}
+            "pose" if !seen_pose => {
+                seen_pose = true;
+                m.pose = ctx.pose(child)?;
+            }
+            "static" if !seen_static => {
+                seen_static = true;
+                m.is_static = ctx.bool(child)?;
+            }
+            "pose" | "static" => {}
+            "link" => m.links.push(link(ctx, child)?),
+            "joint" => m.joints.push(joint(ctx, child)?),
+            "model" => m.models.push(model(ctx, child)?),
+            "plugin" => m.plugins.push(plugin(ctx, child)?),
+            "include" => ctx.unsupported(child),
+            "placement_frame" => ctx.warn(
+                child,
+                "<placement_frame> is not supported yet; the pose places the model frame",
+            ),
+            n if MODEL_TOLERATED.contains(&n) => {}
+            _ => ctx.unknown(child, el),
+        }
+    }
+    if let Some(canonical) = el.attributes.get("canonical_link") {
+        if m.links.first().is_some_and(|l| &l.name != canonical) {
+            ctx.warn(
+                el,
+                format!(
+                    "<model canonical_link=\"{canonical}\"> is not supported yet; \
+                     the first link is the canonical link"
+                ),
+            );
+        }
+    }
+    Ok(m)
+}
+
+fn link(ctx: &mut Ctx<'_>, el: &Element) -> Result<LinkSdf> {
+    let ordinal = ctx.ordinal();
+    let mut l = LinkSdf {
+        ordinal,
+        name: ctx.attr(el, "name")?,
+        pose: Default::default(),
+        inertial: Inertial::default(),
+        collisions: Vec::new(),
+        visuals: Vec::new(),
+        lights: Vec::new(),
+        sensors: Vec::new(),
+        origin: ctx.origin(el),
+    };
+    let (mut seen_pose, mut seen_inertial) = (false, false);
+    for child in elements(el) {
+        match child.name.as_str() {
+            _ if child.prefix.is_some() => {}
+            "pose" if !seen_pose => {
+                seen_pose = true;
+                l.pose = ctx.pose(child)?;
+            }
+            "inertial" if !seen_inertial => {
+                seen_inertial = true;
+                l.inertial = inertial(ctx, child)?;
+            }
+            "pose" | "inertial" => {}
+            "collision" => l.collisions.push(shape(ctx, child)?),
+            "visual" => l.visuals.push(shape(ctx, child)?),
+            "light" => l.lights.push(light(ctx, child)?),
+            "sensor" => l.sensors.push(sensor(ctx, child)?),
+            n if LINK_TOLERATED.contains(&n) => {}
+            _ => ctx.unknown(child, el),
+        }
+    }
+    Ok(l)
+}

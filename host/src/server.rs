@@ -1,0 +1,364 @@
+//! The server: loads a world file into one runner per world, chooses and loads their
+//! systems, and steps every runner in lockstep with real-time pacing until told to stop.
+
+use crate::config::{self, ConfigError, RequestedPlugin, Selected, SystemName, Target};
+use crate::ecm::Ecm;
+use crate::factory::{self, AttachedPlugin};
+use crate::plugin::{PluginLoader, SearchPath};
+use crate::runner::{Clock, RunError, SystemRequest, WorldRunner};
+use crate::sdf::{self, SdfDocument, SdfError, WorldSdf};
+use plugin_api::components::Sensor;
+use plugin_api::{Component, EntityId, Which};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
+/// library not listed here are skipped with a warning ("not available yet").
+pub const SHIPPED_SYSTEMS: &[&str] = &[];
+
+/// How to start a server.
+#[derive(Clone, Debug, Default)]
+pub struct ServerOptions {
+    /// The SDF file; `None` runs an empty world called `default` (as gz-sim).
+    pub world_file: Option<PathBuf>,
+    /// SDF text instead of a file (the test fixture), with a label for messages.
+    pub world_text: Option<(String, String)>,
+    /// Start running (`-r`); else start paused.
+    pub run: bool,
+    /// Iterations per second (`-z`), overriding step size / real-time factor.
+    pub update_rate: Option<f64>,
+    /// `--config FILE`.
+    pub config: Option<PathBuf>,
+    /// `--physics-engine FILE`: replaces the physics system.
+    pub physics_engine: Option<String>,
+    /// `--seed`.
+    pub seed: u64,
+    /// Verbosity of plugins' logs forwarded to the host (0 off .. 5 trace).
+    pub log_level: u8,
+}
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The world file is broken.
+    #[error(transparent)]
+    Sdf(#[from] SdfError),
+    /// The server config is broken.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A system could not be loaded or configured.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Two worlds with one name.
+    #[error("{0}")]
+    World(String),
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunSummary {
+    /// Iterations simulated (unpaused) by the first world.
+    pub iterations: u64,
+    /// Its sim time, s.
+    pub sim_time: f64,
+    /// Wall time of the run, s.
+    pub wall_time: f64,
+}
+
+impl RunSummary {
+    /// Sim time over wall time.
+    pub fn real_time_factor(&self) -> f64 {
+        if self.wall_time > 0.0 { self.sim_time / self.wall_time } else { 0.0 }
+    }
+}
+
+/// A loaded server.
+pub struct Server {
+    runners: Vec<WorldRunner>,
+    loader: PluginLoader,
+    period: Duration,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    /// Parses the world, builds each world's ECM, and loads and configures its systems.
+    pub fn load(opts: &ServerOptions) -> Result<Server, ServerError> {
+        let doc = match (&opts.world_text, &opts.world_file) {
+            (Some((text, label)), _) => sdf::parse_str(text, label)?,
+            (None, Some(path)) => sdf::parse_file(path)?,
+            (None, None) => sdf::parse_str(EMPTY_WORLD, "<empty world>")?,
+        };
+        for w in &doc.warnings {
+            log::warn!("{w}");
+        }
+        let source = config::config_source(opts.config.as_deref(), |k| std::env::var(k).ok(), &default_config_path());
+        let config_set = config::load_config_set(&source)?;
+        let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
+        let search = SearchPath::new(env_path.as_deref(), &config_set.plugin_paths);
+        let mut loader = PluginLoader::new(search, opts.log_level);
+        let mut names = HashSet::new();
+        let mut runners = Vec::new();
+        for world in &doc.worlds {
+            if !names.insert(world.name.clone()) {
+                return Err(ServerError::World(format!("{}: a second world named {:?}", world.origin, world.name)));
+            }
+            runners.push(load_world(&doc, world, &config_set.plugins, opts, &mut loader)?);
+        }
+        if runners.is_empty() {
+            return Err(ServerError::World("the SDF holds no <world>".into()));
+        }
+        let period = match opts.update_rate {
+            Some(hz) if hz > 0.0 => Duration::from_secs_f64(1.0 / hz),
+            _ => runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default(),
+        };
+        Ok(Server { runners, loader, period, stop: Arc::new(AtomicBool::new(false)) })
+    }
+
+    /// The runners, one per world, in file order.
+    pub fn runners(&self) -> &[WorldRunner] {
+        &self.runners
+    }
+    /// The runners, mutably.
+    pub fn runners_mut(&mut self) -> &mut [WorldRunner] {
+        &mut self.runners
+    }
+    /// The plugin loader.
+    pub fn loader_mut(&mut self) -> &mut PluginLoader {
+        &mut self.loader
+    }
+    /// A flag that stops the run at the next iteration when set (Ctrl-C, SIGTERM).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// Steps every world once (lockstep), `wall` being the real time since the last step.
+    pub fn step_once(&mut self, wall: Duration) -> Result<(), RunError> {
+        for runner in &mut self.runners {
+            runner.step(&mut self.loader, wall)?;
+        }
+        Ok(())
+    }
+
+    /// Runs until `iterations` more unpaused iterations (0 or None: until stopped), a stop
+    /// request, or an error. `progress` gets the iterations done so far after each step.
+    pub fn run(&mut self, iterations: Option<u64>, mut progress: impl FnMut(u64)) -> Result<RunSummary, RunError> {
+        let target = iterations.filter(|n| *n > 0);
+        let start_iterations = self.runners[0].clock.iterations();
+        let started = Instant::now();
+        let mut last = started;
+        let mut deadline = started;
+        loop {
+            let done = self.runners[0].clock.iterations() - start_iterations;
+            let asked_to_stop = self.stop.load(Ordering::SeqCst) || self.runners.iter().any(|r| r.stop_requested());
+            if asked_to_stop || target.is_some_and(|n| done >= n) {
+                break;
+            }
+            let now = Instant::now();
+            let wall = now - last;
+            last = now;
+            self.step_once(wall)?;
+            progress(self.runners[0].clock.iterations() - start_iterations);
+            if self.runners[0].clock.paused {
+                std::thread::sleep(Duration::from_millis(1));
+                deadline = Instant::now();
+            } else if !self.period.is_zero() {
+                deadline += self.period;
+                let now = Instant::now();
+                if deadline > now {
+                    std::thread::sleep(deadline - now);
+                } else {
+                    deadline = now;
+                }
+            }
+        }
+        for runner in &mut self.runners {
+            runner.shutdown()?;
+        }
+        let first = &self.runners[0];
+        Ok(RunSummary {
+            iterations: first.clock.iterations() - start_iterations,
+            sim_time: first.clock.info().sim_time(),
+            wall_time: started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+const EMPTY_WORLD: &str = r#"<?xml version="1.0"?><sdf version="1.6"><world name="default"/></sdf>"#;
+
+/// `config/server.config` of the source tree this binary was built from, or of an install
+/// (`<exe dir>/../share/troupe/server.config`).
+pub fn default_config_path() -> PathBuf {
+    let installed = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("../share/troupe/server.config")))
+        .filter(|p| p.is_file());
+    installed.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/server.config"))
+}
+
+fn load_world(
+    doc: &SdfDocument,
+    world: &WorldSdf,
+    config_plugins: &[config::PluginSpec],
+    opts: &ServerOptions,
+    loader: &mut PluginLoader,
+) -> Result<WorldRunner, ServerError> {
+    let mut ecm = Ecm::new();
+    let ecm_error = |e: plugin_api::EcmError| ServerError::World(format!("{}: {}", world.origin, e.message));
+    let (world_entity, attached) = factory::create_world(&mut ecm, world, doc.entity_count).map_err(ecm_error)?;
+    let clock = Clock::new(world.physics.max_step_size, world.physics.real_time_factor, !opts.run);
+    let mut runner = WorldRunner::new(world.name.clone(), world_entity, ecm, clock);
+    runner.seed = opts.seed;
+
+    let requested: Vec<RequestedPlugin> = world
+        .plugins
+        .iter()
+        .map(|p| RequestedPlugin {
+            filename: p.filename.clone(),
+            name: p.name.clone(),
+            xml: p.xml.clone(),
+            origin: p.origin.to_string(),
+            target: Target::World,
+        })
+        .collect();
+    let selection = config::select_systems(&requested, config_plugins, world.include_server_config_plugins);
+    for note in &selection.notes {
+        log::info!("world {:?}: {note}", world.name);
+    }
+    for (gz, origin) in &selection.skipped_unimplemented {
+        warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
+    }
+    let mut chosen = selection.load;
+    if let Some(engine) = &opts.physics_engine {
+        swap_physics(&mut chosen, engine);
+    }
+    add_sensors_if_needed(&runner, &mut chosen);
+
+    // World-file world plugins and config plugins (selection order), then model and sensor
+    // plugins of the world file in document order.
+    let mut requests = Vec::new();
+    for s in chosen {
+        if let Some(req) = resolve_selected(&runner, world, s) {
+            requests.push(req);
+        }
+    }
+    requests.extend(attached.into_iter().filter_map(request_for_attached));
+    for req in requests {
+        runner.add_system(loader, req)?;
+    }
+    runner.finish_load();
+    Ok(runner)
+}
+
+fn swap_physics(chosen: &mut Vec<Selected>, engine: &str) {
+    let physics = |s: &Selected| s.library == "troupe_physics_rapier";
+    let replacement = Selected {
+        library: engine.to_string(),
+        name: String::new(),
+        xml: "<plugin filename=\"--physics-engine\" name=\"\"/>".into(),
+        origin: "--physics-engine".into(),
+        target: Target::World,
+        from_config: false,
+        world_name: None,
+    };
+    match chosen.iter().position(physics) {
+        Some(i) => {
+            log::info!("--physics-engine: {engine} replaces {}", chosen[i].library);
+            chosen[i] = Selected { xml: chosen[i].xml.clone(), ..replacement };
+        }
+        None => chosen.push(replacement),
+    }
+}
+
+fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selected>) {
+    let has_sensors = !runner.ecm.query(Which::ALL, &[Sensor::ID]).is_empty();
+    if has_sensors && !chosen.iter().any(|s| s.library == "troupe_sensors") {
+        log::info!("world {:?} has sensors and no sensors system: adding troupe_sensors", runner.name());
+        chosen.push(Selected {
+            library: "troupe_sensors".into(),
+            name: "gz::sim::systems::Sensors".into(),
+            xml: "<plugin filename=\"gz-sim-sensors-system\" name=\"gz::sim::systems::Sensors\"/>".into(),
+            origin: "added by the host".into(),
+            target: Target::World,
+            from_config: false,
+            world_name: None,
+        });
+    }
+}
+
+fn resolve_selected(runner: &WorldRunner, world: &WorldSdf, s: Selected) -> Option<SystemRequest> {
+    if s.world_name.as_ref().is_some_and(|n| n != &world.name) {
+        return None;
+    }
+    if !available(&s.library, &s.origin) {
+        return None;
+    }
+    let entity = match &s.target {
+        Target::World => Some(runner.world_entity()),
+        Target::Model(name) => runner
+            .ecm
+            .children(runner.world_entity())
+            .find(|e| runner.ecm.get::<plugin_api::components::Name>(*e).is_some_and(|n| &n.0 == name)),
+        Target::Sensor(scoped) => find_scoped(runner, scoped),
+    };
+    let Some(entity) = entity else {
+        log::warn!("{}: system {} targets {:?}, which world {:?} does not have; skipped", s.origin, s.name, s.target, world.name);
+        return None;
+    };
+    Some(SystemRequest { library: s.library, class: s.name, xml: s.xml, origin: s.origin, entity })
+}
+
+/// The entity named by a scoped name `world::model::link::sensor`.
+fn find_scoped(runner: &WorldRunner, scoped: &str) -> Option<EntityId> {
+    let mut parts = scoped.split("::");
+    let first = parts.next()?;
+    let name_of = |e: EntityId| runner.ecm.get::<plugin_api::components::Name>(e).map(|n| n.0);
+    let mut current = runner.world_entity();
+    if name_of(current).as_deref() != Some(first) {
+        return None;
+    }
+    for part in parts {
+        current = runner.ecm.children(current).find(|c| name_of(*c).as_deref() == Some(part))?;
+    }
+    Some(current)
+}
+
+fn request_for_attached(a: AttachedPlugin) -> Option<SystemRequest> {
+    let p = a.plugin;
+    request_for(&p.filename, &p.name, p.xml, p.origin.to_string(), a.entity)
+}
+
+/// The request for a `<plugin>` of a model or sensor: gz-sim names mapped, Troupe systems
+/// not available yet and unimplemented gz-sim systems skipped with one warning each.
+pub fn request_for(filename: &str, name: &str, xml: String, origin: String, entity: EntityId) -> Option<SystemRequest> {
+    let library = match config::map_system(filename, name) {
+        SystemName::Troupe { library } => library.to_string(),
+        SystemName::KnownUnimplemented { gz } => {
+            warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
+            return None;
+        }
+        SystemName::NotGz => config::names::normalise_library(filename),
+    };
+    available(&library, &origin).then(|| SystemRequest { library, class: name.to_string(), xml, origin, entity })
+}
+
+/// False (with one warning per library) for Troupe systems that are mapped but not shipped
+/// by this build.
+fn available(library: &str, origin: &str) -> bool {
+    let mapped = config::names::implemented_gz_systems().any(|(_, troupe)| troupe == library);
+    if mapped && !SHIPPED_SYSTEMS.contains(&library) {
+        warn_once(library, &format!("{origin}: Troupe's {library} system is not available yet in this build; skipped"));
+        return false;
+    }
+    true
+}
+
+fn warn_once(key: &str, message: &str) {
+    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if warned.insert(key.to_string()) {
+        log::warn!("{message}");
+    }
+}
