@@ -1,0 +1,1 @@
+//! End-to-end tests: the real `troupe` binary loading real plugin libraries.
