@@ -1,1 +1,614 @@
-fn main() {}
+//! Troupe's benchmark binary: each figure is printed next to a baseline measured in the same
+//! run, with the ratio.
+//!
+//! * ECM access through the plugin facade (`each` + `write_many`, and sparse `get`/`set`)
+//!   against the same work done directly on a specs `World`.
+//! * One iteration of an empty world with three `testing::Noop` plugin systems
+//!   (`Server::step_once`) against a bare loop of the same nine hook calls.
+//!
+//! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
+//! (CI, < 10 s). See `bench/README.md`.
+
+use plugin_api::components::{Link, Name};
+use plugin_api::math::Pose;
+use plugin_api::{Change, Component, EcmRead, EcmView, EntityId, System, UpdateInfo};
+use specs::{Builder, DenseVecStorage, Join, NullStorage, World, WorldExt};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use troupe::ecm::{Ecm as HostEcm, EcmAccess};
+use troupe::server::{Server, ServerOptions};
+
+/// How much work each measurement does.
+struct Plan {
+    quick: bool,
+    /// Entity counts of the bulk (each + write_many) measurement.
+    bulk_sizes: Vec<usize>,
+    /// Entity count of the sparse get/set measurement.
+    sparse_size: usize,
+    /// Entity visits per repetition (rounds = visits / N, at least 3).
+    visits_per_rep: usize,
+    /// Iterations per repetition of the step measurement.
+    step_iterations: u64,
+    /// Repetitions; the best (lowest) of them is reported.
+    reps: usize,
+    /// `--only`: run just this part (`bulk`, `sparse` or `step`), e.g. under a profiler.
+    only: Option<String>,
+}
+
+impl Plan {
+    fn full() -> Plan {
+        Plan {
+            quick: false,
+            bulk_sizes: vec![10_000, 100_000],
+            sparse_size: 10_000,
+            visits_per_rep: 2_000_000,
+            step_iterations: 200_000,
+            reps: 5,
+            only: None,
+        }
+    }
+    fn quick() -> Plan {
+        Plan {
+            quick: true,
+            bulk_sizes: vec![1_000, 10_000],
+            sparse_size: 1_000,
+            visits_per_rep: 200_000,
+            step_iterations: 20_000,
+            reps: 5,
+            only: None,
+        }
+    }
+    fn runs(&self, part: &str) -> bool {
+        self.only.as_deref().is_none_or(|o| o == part)
+    }
+    fn rounds(&self, n: usize) -> usize {
+        (self.visits_per_rep / n).max(3)
+    }
+}
+
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step]\n\n  \
+    --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
+    --only PART     run one part only (to profile it): bulk, sparse or step\n";
+
+fn main() {
+    let mut plan = Plan::full();
+    let mut only = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => plan = Plan::quick(),
+            "--only" => match args.next() {
+                Some(part) if ["bulk", "sparse", "step"].contains(&part.as_str()) => only = Some(part),
+                other => {
+                    eprint!("troupe-bench: --only needs bulk, sparse or step, got {other:?}\n{USAGE}");
+                    std::process::exit(2);
+                }
+            },
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return;
+            }
+            // `cargo bench`-style harness flags are ignored rather than fatal.
+            "--bench" => {}
+            other => {
+                eprint!("troupe-bench: unknown argument {other:?}\n{USAGE}");
+                std::process::exit(2);
+            }
+        }
+    }
+    plan.only = only;
+    if let Err(e) = run(&plan) {
+        eprintln!("troupe-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(plan: &Plan) -> Result<(), String> {
+    let started = Instant::now();
+    set_plugin_path()?;
+    println!(
+        "Troupe benchmarks ({} run): each figure is the best of {} repetitions, Troupe and its \
+         baseline alternating (interleaved) within the same run.",
+        if plan.quick { "quick" } else { "full" },
+        plan.reps
+    );
+    println!(
+        "Build profile: {} (the workspace's dev profile is opt-level 3 with debug assertions \
+         and overflow checks, on purpose).",
+        if cfg!(debug_assertions) { "dev, debug assertions ON" } else { "debug assertions OFF" }
+    );
+    println!();
+    if plan.runs("bulk") || plan.runs("sparse") {
+        bench_ecm(plan)?;
+        println!();
+    }
+    if plan.runs("step") {
+        bench_step(plan)?;
+        println!();
+    }
+    println!("Total time {:.1} s.", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn bench_ecm(plan: &Plan) -> Result<(), String> {
+    println!("1. ECM access per entity: plugin facade (plugin_api::Ecm over EcmAccess::as_mut_obj) vs direct specs.");
+    println!(
+        "   Entities have Name, Pose, Link. Change flags are reset with Ecm::end_step() between \
+         rounds, outside the timed region, so change tracking is measured in steady state"
+    );
+    println!("   (every write changes the value and flags it Periodic).");
+    if plan.runs("bulk") {
+        for &n in &plan.bulk_sizes {
+            bench_bulk(plan, n)?;
+        }
+    }
+    if plan.runs("sparse") {
+        bench_sparse(plan, plan.sparse_size)?;
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------- timing
+
+/// Best (lowest) time of each of two measurements repeated `reps` times, alternating
+/// A, B, A, B... so that both see the same machine noise.
+fn best_of_interleaved(
+    reps: usize,
+    mut a: impl FnMut() -> Result<Duration, String>,
+    mut b: impl FnMut() -> Result<Duration, String>,
+) -> Result<(Duration, Duration), String> {
+    let (mut best_a, mut best_b) = (Duration::MAX, Duration::MAX);
+    for _ in 0..reps {
+        best_a = best_a.min(a()?);
+        best_b = best_b.min(b()?);
+    }
+    Ok((best_a, best_b))
+}
+
+fn ns_per(d: Duration, count: u64) -> f64 {
+    d.as_nanos() as f64 / count as f64
+}
+
+fn verdict(ratio: f64, goal: f64) -> &'static str {
+    if ratio <= goal {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
+// ------------------------------------------------------------------------------- ECM worlds
+
+/// A Pose-like component for the direct-specs baseline: 7 f64 in a DenseVecStorage.
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(dead_code, reason = "only z is touched; the others give it Pose's size and layout")]
+struct DPose {
+    x: f64,
+    y: f64,
+    z: f64,
+    qw: f64,
+    qx: f64,
+    qy: f64,
+    qz: f64,
+}
+
+impl specs::Component for DPose {
+    type Storage = DenseVecStorage<Self>;
+}
+
+/// A Link marker for the baseline.
+#[derive(Clone, Copy, Debug, Default)]
+struct DLink;
+
+impl specs::Component for DLink {
+    type Storage = NullStorage<Self>;
+}
+
+/// A name for the baseline (so its entities carry what Troupe's do).
+struct DName(#[allow(dead_code, reason = "stored for parity, never read")] String);
+
+impl specs::Component for DName {
+    type Storage = DenseVecStorage<Self>;
+}
+
+fn specs_world(n: usize) -> (World, Vec<specs::Entity>) {
+    let mut world = World::new();
+    world.register::<DPose>();
+    world.register::<DLink>();
+    world.register::<DName>();
+    let entities = (0..n)
+        .map(|i| {
+            world
+                .create_entity()
+                .with(DName(format!("link_{i}")))
+                .with(DPose { x: i as f64, qw: 1.0, ..DPose::default() })
+                .with(DLink)
+                .build()
+        })
+        .collect();
+    world.maintain();
+    (world, entities)
+}
+
+fn troupe_world(n: usize) -> Result<(HostEcm, Vec<EntityId>), String> {
+    let mut ecm = HostEcm::new();
+    let mut ids = Vec::with_capacity(n);
+    for i in 0..n {
+        let id = ecm.create_entity();
+        let pose = Pose::from_xyz_rpy(i as f64, 0.0, 0.0, 0.0, 0.0, 0.0);
+        ecm.set(id, &Name(format!("link_{i}")), Change::OneTime).map_err(|e| e.to_string())?;
+        ecm.set(id, &pose, Change::OneTime).map_err(|e| e.to_string())?;
+        ecm.set(id, &Link, Change::OneTime).map_err(|e| e.to_string())?;
+        ids.push(id);
+    }
+    ecm.end_step();
+    Ok((ecm, ids))
+}
+
+/// One round of the direct baseline: join over (Pose, Link), z += 0.001 in place.
+fn specs_join_round(world: &World) {
+    let mut poses = world.write_storage::<DPose>();
+    let links = world.read_storage::<DLink>();
+    for (pose, _) in (&mut poses, &links).join() {
+        pose.z += 0.001;
+    }
+}
+
+/// Time spent in each part of the facade round, summed over the rounds of a repetition.
+#[derive(Clone, Copy, Default)]
+struct Phases {
+    each: Duration,
+    prepare: Duration,
+    write: Duration,
+}
+
+/// One round through the facade exactly as a plugin does it: one crossing to read ids and
+/// packed poses, one crossing to write them back.
+fn facade_bulk_round(ecm: &mut HostEcm, phases: &mut Phases) -> Result<usize, String> {
+    let mut access = EcmAccess::new(ecm, None);
+    let mut ecm = plugin_api::Ecm::from_ffi(access.as_mut_obj());
+    let t0 = Instant::now();
+    let items = ecm.each::<Pose>(&[Link::ID]).map_err(|e| e.to_string())?;
+    let t1 = Instant::now();
+    let (ids, poses): (Vec<EntityId>, Vec<Pose>) = items
+        .into_iter()
+        .map(|(id, mut pose)| {
+            pose.position.z += 0.001;
+            (id, pose)
+        })
+        .unzip();
+    let t2 = Instant::now();
+    ecm.write_many::<Pose>(&ids, &poses, Change::Periodic).map_err(|e| e.to_string())?;
+    let t3 = Instant::now();
+    phases.each += t1 - t0;
+    phases.prepare += t2 - t1;
+    phases.write += t3 - t2;
+    Ok(black_box(ids.len()))
+}
+
+fn bench_bulk(plan: &Plan, n: usize) -> Result<(), String> {
+    let rounds = plan.rounds(n);
+    let (world, _) = specs_world(n);
+    let (mut ecm, ids) = troupe_world(n)?;
+
+    let mut direct_rounds = 0u64;
+    let mut facade_rounds = 0u64;
+    let mut phase_log: Vec<Phases> = Vec::new();
+    let mut direct = || {
+        let t = Instant::now();
+        for _ in 0..rounds {
+            specs_join_round(black_box(&world));
+        }
+        let d = t.elapsed();
+        direct_rounds += rounds as u64;
+        Ok(d)
+    };
+    let mut facade = || {
+        let mut phases = Phases::default();
+        let mut total = Duration::ZERO;
+        for _ in 0..rounds {
+            let t = Instant::now();
+            let count = facade_bulk_round(&mut ecm, &mut phases)?;
+            total += t.elapsed();
+            if count != n {
+                return Err(format!("facade each::<Pose> saw {count} entities, expected {n}"));
+            }
+            ecm.end_step();
+        }
+        phase_log.push(phases);
+        facade_rounds += rounds as u64;
+        Ok(total)
+    };
+    // Warm-up (page faults, allocator, caches), then the measured repetitions.
+    direct()?;
+    facade()?;
+    let (d_direct, d_facade) = best_of_interleaved(plan.reps, &mut direct, &mut facade)?;
+    // The best repetition of each part, warm-up excluded.
+    let measured = &phase_log[1..];
+    let best = |part: fn(&Phases) -> Duration| measured.iter().map(part).min().unwrap_or_default();
+    let best_phases = Phases { each: best(|p| p.each), prepare: best(|p| p.prepare), write: best(|p| p.write) };
+
+    // The work really happened: every pose moved up by 0.001 per round.
+    let z = ecm.get::<Pose>(ids[n - 1]).ok_or("pose vanished")?.position.z;
+    let expected = facade_rounds as f64 * 0.001;
+    if (z - expected).abs() > 1e-6 * expected.max(1.0) {
+        return Err(format!("facade rounds left z = {z}, expected {expected}"));
+    }
+    let dz = world.read_storage::<DPose>().join().map(|p| p.z).fold(0.0, f64::max);
+    if (dz - direct_rounds as f64 * 0.001).abs() > 1e-6 * dz.max(1.0) {
+        return Err(format!("direct rounds left z = {dz}, expected {}", direct_rounds as f64 * 0.001));
+    }
+
+    let visits = (rounds * n) as u64;
+    let (f, b) = (ns_per(d_facade, visits), ns_per(d_direct, visits));
+    let ratio = f / b;
+    println!(
+        "   facade each+write_many   N={n:<7} {f:>8.1} ns/entity   direct specs join (Pose,Link)  {b:>6.2} ns/entity   ratio {ratio:>6.1}x (goal <= 3x: {})",
+        verdict(ratio, 3.0)
+    );
+    println!(
+        "      of which: each::<Pose> {:.1}  plugin z+=0.001 and unzip {:.1}  write_many::<Pose> {:.1} ns/entity (best repetition of each part; {rounds} rounds/repetition)",
+        ns_per(best_phases.each, visits),
+        ns_per(best_phases.prepare, visits),
+        ns_per(best_phases.write, visits),
+    );
+    Ok(())
+}
+
+fn bench_sparse(plan: &Plan, n: usize) -> Result<(), String> {
+    let rounds = plan.rounds(n);
+    let (world, entities) = specs_world(n);
+    let (mut ecm, ids) = troupe_world(n)?;
+
+    let mut direct = || {
+        let t = Instant::now();
+        for _ in 0..rounds {
+            let mut poses = world.write_storage::<DPose>();
+            for &e in black_box(&entities) {
+                let pose = poses.get_mut(e).ok_or("entity without pose")?;
+                pose.z += 0.001;
+            }
+        }
+        Ok(t.elapsed())
+    };
+    let mut facade = || {
+        let mut total = Duration::ZERO;
+        for _ in 0..rounds {
+            let t = Instant::now();
+            {
+                let mut access = EcmAccess::new(&mut ecm, None);
+                let mut ecm = plugin_api::Ecm::from_ffi(access.as_mut_obj());
+                for &id in black_box(&ids) {
+                    let mut pose = ecm.get::<Pose>(id).ok_or("entity without pose")?;
+                    pose.position.z += 0.001;
+                    ecm.set(id, &pose, Change::Periodic).map_err(|e| e.to_string())?;
+                }
+            }
+            total += t.elapsed();
+            ecm.end_step();
+        }
+        Ok(total)
+    };
+    direct()?;
+    facade()?;
+    let (d_direct, d_facade) = best_of_interleaved(plan.reps, &mut direct, &mut facade)?;
+    let visits = (rounds * n) as u64;
+    let (f, b) = (ns_per(d_facade, visits), ns_per(d_direct, visits));
+    println!(
+        "   facade get+set (sparse)  N={n:<7} {f:>8.1} ns/entity   direct specs get_mut per entity {b:>5.2} ns/entity   ratio {:>6.1}x (no goal stated)",
+        f / b
+    );
+    println!(
+        "      (per entity: get::<Pose>, z += 0.001, set(.., Change::Periodic): two crossings; the \
+         baseline holds specs Entity handles and fetches the storage once per round)"
+    );
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------- stepping
+
+const EMPTY_WORLD: &str = r#"<sdf version="1.9"><world name="bench"><physics><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics></world></sdf>"#;
+
+const NOOP_CONFIG: &str = r#"<?xml version="1.0"?>
+<server_config>
+  <plugins>
+    <plugin entity_name="*" entity_type="world" filename="troupe_testing" name="testing::Noop"/>
+    <plugin entity_name="*" entity_type="world" filename="troupe_testing" name="testing::Noop"/>
+    <plugin entity_name="*" entity_type="world" filename="troupe_testing" name="testing::Noop"/>
+  </plugins>
+</server_config>
+"#;
+
+/// Points `TROUPE_SYSTEM_PLUGIN_PATH` at `<exe dir>/deps` and `<exe dir>` (ahead of any value
+/// already set) and checks that `libtroupe_testing.so` is there.
+fn set_plugin_path() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the executable: {e}"))?;
+    let exe_dir = exe.parent().ok_or("the executable has no directory")?.to_path_buf();
+    let dirs = vec![exe_dir.join("deps"), exe_dir.clone()];
+    let mut value: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    if let Ok(old) = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH") {
+        value.push(old);
+    }
+    // Single-threaded here: nothing else reads the environment concurrently.
+    std::env::set_var("TROUPE_SYSTEM_PLUGIN_PATH", value.join(":"));
+    if !dirs.iter().any(|d| d.join("libtroupe_testing.so").is_file()) {
+        return Err(format!(
+            "libtroupe_testing.so is in neither {} nor {}; build with `cargo build -p troupe-bench`",
+            dirs[0].display(),
+            dirs[1].display()
+        ));
+    }
+    Ok(())
+}
+
+/// A temporary file removed on drop.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn load_noop_server() -> Result<(Server, TempFile), String> {
+    let path = std::env::temp_dir().join(format!("troupe-bench-{}.config", std::process::id()));
+    std::fs::write(&path, NOOP_CONFIG).map_err(|e| format!("{}: {e}", path.display()))?;
+    let config = TempFile(path);
+    let opts = ServerOptions {
+        world_text: Some((EMPTY_WORLD.to_string(), "<bench empty world>".into())),
+        run: true,
+        config: Some(config.0.clone()),
+        ..Default::default()
+    };
+    let server = Server::load(&opts).map_err(|e| format!("loading the empty world: {e}"))?;
+    let labels = server.runners()[0].system_labels();
+    if labels.len() != 3 || !labels.iter().all(|l| l.starts_with("testing::Noop")) {
+        return Err(format!(
+            "expected three testing::Noop systems loaded from the server config, got {}: {labels:?}",
+            labels.len()
+        ));
+    }
+    Ok((server, config))
+}
+
+/// The baseline's systems: the same `testing::Noop` type the plugin exports, linked into this
+/// binary and called through `&mut dyn System` (no abi_stable boundary, no catch_unwind).
+fn baseline_systems() -> Vec<Box<dyn System>> {
+    (0..3).map(|_| Box::new(troupe_testing::Noop) as Box<dyn System>).collect()
+}
+
+/// `iterations` bare iterations: advance an UpdateInfo, then 3× pre_update, 3× update,
+/// 3× post_update as virtual calls, each result checked.
+fn bare_loop(systems: &mut [Box<dyn System>], access: &mut EcmAccess<'_>, iterations: u64) -> Result<Duration, String> {
+    let mut info = UpdateInfo { dt_ns: 1_000_000, ..UpdateInfo::default() };
+    let t = Instant::now();
+    for _ in 0..iterations {
+        info.iterations += 1;
+        info.sim_time_ns += info.dt_ns;
+        let systems = black_box(&mut *systems);
+        {
+            let mut ecm = plugin_api::Ecm::from_ffi(access.as_mut_obj());
+            for s in systems.iter_mut() {
+                s.pre_update(&info, &mut ecm).map_err(|e| e.0)?;
+            }
+            for s in systems.iter_mut() {
+                s.update(&info, &mut ecm).map_err(|e| e.0)?;
+            }
+        }
+        let view = EcmView::from_ffi(access.as_ref_obj());
+        for s in systems.iter_mut() {
+            s.post_update(&info, &view).map_err(|e| e.0)?;
+        }
+    }
+    let d = t.elapsed();
+    black_box(info);
+    Ok(d)
+}
+
+fn bench_step(plan: &Plan) -> Result<(), String> {
+    let iterations = plan.step_iterations;
+    let (mut server, _config) = load_noop_server()?;
+    let library = server.runners()[0].system_labels()[0].clone();
+    println!("2. Per-iteration cost of an empty world (Server::step_once(Duration::ZERO), real_time_factor 0).");
+    println!(
+        "   Stand-ins: three testing::Noop systems loaded from the server config through the real \
+         plugin loader ({}), because Troupe's physics, user-commands and scene-broadcaster \
+         systems are not built yet.",
+        library.trim_start_matches("testing::Noop ").trim_matches(|c| c == '(' || c == ')')
+    );
+    println!(
+        "   Baseline: a bare in-process loop over three troupe_testing::Noop values behind \
+         &mut dyn System: UpdateInfo advanced, then 3x pre_update, 3x update, 3x post_update"
+    );
+    println!(
+        "   (9 virtual calls; the Ecm/EcmView arguments are wrapped over an empty ECM's facade \
+         each iteration as the adapter does, and Noop never calls them, so no FFI cost)."
+    );
+
+    let mut empty = HostEcm::new();
+    let mut access = EcmAccess::new(&mut empty, None);
+    let mut systems = baseline_systems();
+
+    let start_iterations = server.runners()[0].clock.iterations();
+    let mut step = || {
+        let t = Instant::now();
+        for _ in 0..iterations {
+            server.step_once(black_box(Duration::ZERO)).map_err(|e| e.to_string())?;
+        }
+        Ok(t.elapsed())
+    };
+    let mut bare = || bare_loop(&mut systems, &mut access, iterations);
+    // Warm-up.
+    step()?;
+    bare()?;
+    let (d_step, d_bare) = best_of_interleaved(plan.reps, &mut step, &mut bare)?;
+    drop(step);
+    let done = server.runners()[0].clock.iterations() - start_iterations;
+    let expected = iterations * (plan.reps as u64 + 1);
+    if done != expected {
+        return Err(format!("the server simulated {done} iterations, expected {expected} (paused?)"));
+    }
+
+    let (s, b) = (ns_per(d_step, iterations), ns_per(d_bare, iterations));
+    let ratio = s / b;
+    println!(
+        "   step_once, 3 Noop plugins  {s:>9.1} ns/iteration {:>12.0} iterations/s   bare loop {b:>7.1} ns/iteration {:>12.0} iterations/s   ratio {ratio:>6.1}x (goal <= 2x: {})",
+        1e9 / s,
+        1e9 / b,
+        verdict(ratio, 2.0)
+    );
+
+    // Where the time of an empty step goes, each part alone (best of the same repetitions).
+    let parts = step_breakdown(plan, &mut server)?;
+    println!("      breakdown, each part timed alone (ns/iteration): {parts}");
+    println!(
+        "      (a 10 us iteration is 100,000 iterations/s; the ratio to a bare loop of 9 calls \
+         is dominated by the host's fixed per-iteration work, not by the systems)"
+    );
+    Ok(())
+}
+
+/// Times the parts of `WorldRunner::step` one by one: the nine hook calls across the
+/// abi_stable boundary (in-process `into_ffi(Noop)` objects, with catch_unwind and RResult),
+/// and `Ecm::end_step` on the empty world's ECM.
+fn step_breakdown(plan: &Plan, server: &mut Server) -> Result<String, String> {
+    let iterations = plan.step_iterations;
+    let mut ffi_systems: Vec<plugin_api::ffi::SystemObj> =
+        (0..3).map(|_| plugin_api::into_ffi(troupe_testing::Noop)).collect();
+    let mut empty = HostEcm::new();
+    let mut best_ffi = Duration::MAX;
+    let mut best_end = Duration::MAX;
+    for _ in 0..plan.reps {
+        let mut access = EcmAccess::new(&mut empty, None);
+        let mut info = UpdateInfo { dt_ns: 1_000_000, ..UpdateInfo::default() };
+        let t = Instant::now();
+        for _ in 0..iterations {
+            info.iterations += 1;
+            let systems = black_box(&mut ffi_systems);
+            for s in systems.iter_mut() {
+                s.pre_update(&info, access.as_mut_obj()).into_result().map_err(|e| e.message.into_string())?;
+            }
+            for s in systems.iter_mut() {
+                s.update(&info, access.as_mut_obj()).into_result().map_err(|e| e.message.into_string())?;
+            }
+            for s in systems.iter_mut() {
+                s.post_update(&info, access.as_ref_obj()).into_result().map_err(|e| e.message.into_string())?;
+            }
+        }
+        best_ffi = best_ffi.min(t.elapsed());
+
+        let ecm = &mut server.runners_mut()[0].ecm;
+        let t = Instant::now();
+        for _ in 0..iterations {
+            black_box(&mut *ecm).end_step();
+        }
+        best_end = best_end.min(t.elapsed());
+    }
+    let columns = server.runners()[0].ecm.component_types().count();
+    Ok(format!(
+        "9 hook calls through FfiSystem objects {:.1}, Ecm::end_step ({columns} component columns) {:.1}",
+        ns_per(best_ffi, iterations),
+        ns_per(best_end, iterations)
+    ))
+}

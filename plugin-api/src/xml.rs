@@ -15,16 +15,27 @@ impl std::fmt::Display for XmlError {
 impl std::error::Error for XmlError {}
 
 /// The plugin element, parsed; children are looked up by tag name.
+#[derive(Debug)]
 pub struct PluginXml {
     root: xmltree::Element,
 }
 
 impl PluginXml {
-    /// Parses the XML a system receives in [`crate::ConfigureContext::xml`].
+    /// Parses the XML a system receives in [`crate::ConfigureContext::xml`]. Namespace
+    /// prefixes used without a declaration (gz-sim worlds write `<gz:system_priority>`
+    /// without declaring `gz`) are accepted.
     pub fn parse(xml: &str) -> Result<PluginXml, XmlError> {
-        xmltree::Element::parse(xml.as_bytes())
-            .map(|root| PluginXml { root })
-            .map_err(|e| XmlError(format!("plugin XML is malformed: {e}")))
+        let wrapped = format!("<troupe-plugin-xml {}>{}</troupe-plugin-xml>", declare_prefixes(xml), strip_declaration(xml));
+        let wrapper = xmltree::Element::parse(wrapped.as_bytes())
+            .map_err(|e| XmlError(format!("plugin XML is malformed: {e}")))?;
+        wrapper
+            .children
+            .into_iter()
+            .find_map(|n| match n {
+                xmltree::XMLNode::Element(e) => Some(PluginXml { root: e }),
+                _ => None,
+            })
+            .ok_or_else(|| XmlError("plugin XML holds no element".into()))
     }
     /// An attribute of the `<plugin>` element (`name`, `filename`...).
     pub fn attribute(&self, name: &str) -> Option<&str> {
@@ -57,5 +68,54 @@ impl PluginXml {
             .filter(|e| e.name == tag)
             .filter_map(|e| e.get_text().map(|t| t.trim().to_string()))
             .collect()
+    }
+}
+
+fn strip_declaration(xml: &str) -> &str {
+    let t = xml.trim_start();
+    match (t.starts_with("<?xml"), t.find("?>")) {
+        (true, Some(end)) => &t[end + 2..],
+        _ => t,
+    }
+}
+
+/// `xmlns:p="urn:troupe:p"` for every prefix `p` used in a tag name of `xml`.
+fn declare_prefixes(xml: &str) -> String {
+    let mut prefixes: Vec<&str> = Vec::new();
+    for (i, _) in xml.match_indices('<') {
+        let rest = xml[i + 1..].trim_start_matches('/');
+        let name_end = rest.find(|c: char| c.is_whitespace() || c == '>' || c == '/').unwrap_or(rest.len());
+        if let Some((prefix, _)) = rest[..name_end].split_once(':') {
+            let valid = !prefix.is_empty() && prefix.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+            if valid && prefix != "xml" && !prefixes.contains(&prefix) && !xml.contains(&format!("xmlns:{prefix}=")) {
+                prefixes.push(prefix);
+            }
+        }
+    }
+    prefixes.iter().map(|p| format!("xmlns:{p}=\"urn:troupe:{p}\"")).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_parameters_with_undeclared_gz_prefix() {
+        let x = PluginXml::parse(
+            r#"<?xml version="1.0"?><plugin filename="f" name="n"><gz:system_priority>-5</gz:system_priority><every>3</every><tag>a</tag><tag>b</tag></plugin>"#,
+        )
+        .unwrap();
+        assert_eq!(x.attribute("name"), Some("n"));
+        assert_eq!(x.value::<u32>("every").unwrap(), Some(3));
+        assert_eq!(x.texts("tag"), vec!["a", "b"]);
+        assert_eq!(x.value::<u32>("missing").unwrap(), None);
+    }
+
+    #[test]
+    fn bad_values_and_malformed_xml_are_errors_with_reasons() {
+        let x = PluginXml::parse("<plugin><every>often</every></plugin>").unwrap();
+        let e = x.value::<u32>("every").unwrap_err();
+        assert!(e.0.contains("<every>") && e.0.contains("often"), "{e}");
+        assert!(PluginXml::parse("<plugin><every>").unwrap_err().0.contains("malformed"));
     }
 }

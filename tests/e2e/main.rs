@@ -1,1 +1,24 @@
 //! End-to-end tests: the real `troupe` binary loading real plugin libraries.
+//!
+//! Each test starts `troupe` as a child process through [`harness`] (controlled
+//! environment, own temp dir, 120 s timeout). nextest runs this binary's tests one at a
+//! time (`.config/nextest.toml`).
+//!
+//! * [`worlds`]: gz-sim's reference worlds (`$TROUPE_GZ_WORLDS`) and `worlds/demo.sdf` run.
+//! * [`ids`]: entity ids are a pure function of the world file.
+//! * [`errors`]: every way of failing to start or failing while running says what and where.
+//! * [`lifecycle`]: iteration counts, stop event, signals, pacing.
+//! * [`config`]: which config systems load (`--config`, `GZ_SIM_SERVER_CONFIG_PATH`,
+//!   policies, `--physics-engine`).
+//! * [`spawn`]: systems of models created while running.
+//!
+//! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
+
+mod config;
+mod errors;
+mod harness;
+mod ids;
+mod lifecycle;
+mod output;
+mod spawn;
+mod worlds;

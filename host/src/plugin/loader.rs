@@ -117,9 +117,39 @@ impl PluginLoader {
     }
 }
 
+/// Loads the root module after checking the library's ABI against ours.
+///
+/// abi_stable's own `init_root_module` accepts only libraries built against the same or a
+/// *newer* plugin-api than the host (its checker refuses an interface with more fields than
+/// the library). Troupe must also load plugins built against an *older* 1.x, which is the
+/// common case for users' plugins after a Troupe upgrade. Every type that grows across 1.x
+/// is a prefix type (the root module, the trait vtables) whose later fields are optional
+/// and answered with `None` or a default when absent, so the same checker run with the roles
+/// swapped (the plugin's layout as the interface) proves an older library safe. Either
+/// direction passing is enough; plain structs must match exactly in both.
 fn load_module(path: &Path) -> Result<PluginModRef, LoadError> {
+    use abi_stable::abi_stability::abi_checking::check_layout_compatibility;
+    use abi_stable::StableAbi;
     let header = lib_header_from_path(path).map_err(|e| explain(path, e))?;
-    header.init_root_module::<PluginModRef>().map_err(|e| explain(path, e))
+    check_major_version(path, &header.version_strings().version.as_str())?;
+    let Some(theirs) = header.layout() else {
+        return Err(LoadError::IncompatibleLayout {
+            path: path.to_path_buf(),
+            details: "it was exported without layout information".into(),
+        });
+    };
+    let ours = <PluginModRef as StableAbi>::LAYOUT;
+    if let Err(newer_or_equal) = check_layout_compatibility(ours, theirs) {
+        if check_layout_compatibility(theirs, ours).is_err() {
+            return Err(summarize(path.to_path_buf(), &newer_or_equal.to_string()));
+        }
+    }
+    #[allow(unsafe_code, reason = "the layout was checked just above, in the direction that applies")]
+    // SAFETY: `check_layout_compatibility` proved the library's root module layout
+    // compatible with `PluginModRef` (the library same or newer, or older through prefix
+    // types only); `init_root_module_with_unchecked_layout` still checks the version strings.
+    let module = unsafe { header.init_root_module_with_unchecked_layout::<PluginModRef>() };
+    module.map_err(|e| explain(path, e))
 }
 
 /// Turns abi_stable's error (whose layout report runs to thousands of lines) into one
@@ -145,39 +175,30 @@ fn explain(path: &Path, err: LibraryError) -> LoadError {
     }
 }
 
+/// plugin-api 1.x libraries load into any 1.y host; another major version never does.
+fn check_major_version(path: &Path, theirs: &str) -> Result<(), LoadError> {
+    let major = |v: &str| v.split('.').next().and_then(|m| m.parse::<u32>().ok());
+    let ours = plugin_api_version();
+    match (major(ours), major(theirs)) {
+        (Some(a), Some(b)) if a == b => Ok(()),
+        (expected_major, _) => Err(LoadError::IncompatibleVersion {
+            path: path.to_path_buf(),
+            expected: ours.to_string(),
+            found: theirs.to_string(),
+            expected_major: expected_major.unwrap_or(0),
+        }),
+    }
+}
+
 fn summarize(path: PathBuf, report: &str) -> LoadError {
     let mut lines: Vec<&str> = report.lines().map(str::trim).filter(|l| l.starts_with("Error:")).collect();
     lines.dedup();
-    if let Some(v) = lines.iter().find(|l| l.contains("incompatible package versions")) {
-        let found = report
-            .lines()
-            .skip_while(|l| !l.contains("incompatible package versions"))
-            .take(4)
-            .collect::<Vec<_>>()
-            .join(" ");
-        return LoadError::IncompatibleVersion {
-            path,
-            expected: plugin_api_version().to_string(),
-            found: extract_found_version(&found).unwrap_or_else(|| v.to_string()),
-            expected_major: plugin_api_version().split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0),
-        };
-    }
-    if report.contains("troupe plugin") || !lines.is_empty() {
-        let details = if lines.is_empty() { first_line(report) } else { lines.into_iter().take(3).collect::<Vec<_>>().join("; ") };
-        return LoadError::IncompatibleLayout { path, details };
-    }
-    LoadError::IncompatibleLayout { path, details: first_line(report) }
-}
-
-fn first_line(s: &str) -> String {
-    s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error").chars().take(200).collect()
-}
-
-fn extract_found_version(s: &str) -> Option<String> {
-    s.split_whitespace()
-        .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.matches('.').count() == 2)
-        .map(|w| w.trim_matches(|c: char| !c.is_ascii_digit() && c != '.').to_string())
-        .find(|w| w != plugin_api_version())
+    let details = if lines.is_empty() {
+        report.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error").chars().take(200).collect()
+    } else {
+        lines.into_iter().take(3).collect::<Vec<_>>().join("; ")
+    };
+    LoadError::IncompatibleLayout { path, details }
 }
 
 /// The plugin-api version this host was built with.

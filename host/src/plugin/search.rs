@@ -34,7 +34,12 @@ impl SearchPath {
     pub fn find(&self, library: &str) -> Option<PathBuf> {
         let as_path = Path::new(library);
         if library.contains('/') {
-            return as_path.is_file().then(|| as_path.to_path_buf());
+            // A path: the file itself, or the library of that name in that directory.
+            if as_path.is_file() {
+                return Some(as_path.to_path_buf());
+            }
+            let (dir, name) = (as_path.parent()?, as_path.file_name()?.to_str()?);
+            return library_file_names(name).into_iter().map(|n| dir.join(n)).find(|p| p.is_file());
         }
         self.dirs
             .iter()
@@ -106,6 +111,8 @@ mod tests {
         std::fs::write(a.join("libx.so"), b"").unwrap();
         assert_eq!(sp.find("x"), Some(a.join("libx.so")));
         assert_eq!(sp.find("missing"), None);
+        let by_path = format!("{}/x", b.display());
+        assert_eq!(sp.find(&by_path), Some(b.join("libx.so")), "a path names the library in that directory");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,0 +1,275 @@
+//! The types that cross the plugin boundary. Plugin authors use the safe wrappers in
+//! [`crate::Ecm`], [`crate::Host`] and [`crate::System`] instead of these.
+//!
+//! Every trait here is an abi_stable `sabi_trait` whose vtable is a prefix type: methods are
+//! only ever appended after the one marked `last_prefix_field`, each with a default body,
+//! so an object from an older library answers the new method with its default.
+
+#![allow(unsafe_code, reason = "the sabi_trait macro generates the unsafe vtable glue of this module")]
+
+use crate::component::{Change, ComponentTypeId};
+use crate::entity::EntityId;
+use abi_stable::sabi_trait;
+use abi_stable::std_types::{RArc, RBox, RResult, RSlice, RStr, RString, RVec, ROption};
+use abi_stable::StableAbi;
+
+/// Which entities a query returns.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Which(pub u8);
+
+impl Which {
+    /// Every entity with the components, including those pending removal (as gz-sim).
+    pub const ALL: Which = Which(0);
+    /// Entities created since the end of the previous step.
+    pub const NEW: Which = Which(1);
+    /// Entities marked for removal, which disappear at the end of this step.
+    pub const REMOVED: Which = Which(2);
+}
+
+/// An error from the ECM facade, with a message naming what was wrong.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct EcmError {
+    /// Human-readable reason.
+    pub message: RString,
+}
+
+impl std::fmt::Display for EcmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for EcmError {}
+
+impl EcmError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        EcmError { message: RString::from(message.into()) }
+    }
+}
+
+/// The entity-component manager as the host lends it to a system for one call.
+///
+/// Components travel as their byte form ([`crate::Component::encode`]). A facade built on a
+/// shared reference (post_update) can only be used for the `&self` methods.
+#[sabi_trait]
+pub trait EcmFacade {
+    /// Whether the entity exists (including entities pending removal).
+    fn has_entity(&self, entity: EntityId) -> bool;
+    /// Number of entities.
+    fn entity_count(&self) -> u64;
+    /// The parent in the entity graph, or [`EntityId::NULL`].
+    fn parent_of(&self, entity: EntityId) -> EntityId;
+    /// Replaces `out` with the children of `entity`, ascending.
+    fn children_of(&self, entity: EntityId, out: &mut RVec<EntityId>);
+    /// Whether removal of the entity was requested (it disappears at the end of the step).
+    fn is_marked_for_removal(&self, entity: EntityId) -> bool;
+    /// Whether the entity has the component.
+    fn has_component(&self, entity: EntityId, ty: ComponentTypeId) -> bool;
+    /// Replaces `out` with the component's bytes; false if absent.
+    fn get_raw(&self, entity: EntityId, ty: ComponentTypeId, out: &mut RVec<u8>) -> bool;
+    /// Replaces `out` with the entities that have every component in `types`, ascending.
+    fn query(&self, which: Which, types: RSlice<'_, ComponentTypeId>, out: &mut RVec<EntityId>);
+    /// Like [`EcmFacade::query`], and also replaces `data` with the packed bytes of
+    /// component `read` (a fixed-size type) of each entity, in the same order.
+    fn query_read(
+        &self,
+        which: Which,
+        types: RSlice<'_, ComponentTypeId>,
+        read: ComponentTypeId,
+        ids: &mut RVec<EntityId>,
+        data: &mut RVec<u8>,
+    ) -> RResult<(), EcmError>;
+    /// Replaces `out` with the packed bytes of a fixed-size component of each entity.
+    fn read_many(
+        &self,
+        ty: ComponentTypeId,
+        entities: RSlice<'_, EntityId>,
+        out: &mut RVec<u8>,
+    ) -> RResult<(), EcmError>;
+    /// How the component changed during this step.
+    fn change_of(&self, entity: EntityId, ty: ComponentTypeId) -> Change;
+    /// The registered name of a component type.
+    fn component_name(&self, ty: ComponentTypeId) -> ROption<RString>;
+
+    /// Creates an entity with a run-time id, child of `parent` (NULL for none).
+    fn create_entity(&mut self, parent: EntityId) -> EntityId;
+    /// Requests removal at the end of the step (with descendants if `recursive`).
+    fn request_remove(&mut self, entity: EntityId, recursive: bool) -> bool;
+    /// Sets (or with NULL clears) the parent of `child`.
+    fn set_parent(&mut self, child: EntityId, parent: EntityId) -> RResult<(), EcmError>;
+    /// Creates or replaces a component from its bytes; answers whether the value changed.
+    fn set_raw(
+        &mut self,
+        entity: EntityId,
+        ty: ComponentTypeId,
+        data: RSlice<'_, u8>,
+        change: Change,
+    ) -> RResult<bool, EcmError>;
+    /// Removes a component; false if it was absent.
+    fn remove_component(&mut self, entity: EntityId, ty: ComponentTypeId) -> bool;
+    /// Writes a fixed-size component of many entities from packed bytes in one crossing.
+    fn write_many(
+        &mut self,
+        ty: ComponentTypeId,
+        entities: RSlice<'_, EntityId>,
+        data: RSlice<'_, u8>,
+        change: Change,
+    ) -> RResult<(), EcmError>;
+    /// Flags a component as changed without writing it.
+    fn mark_changed(&mut self, entity: EntityId, ty: ComponentTypeId, change: Change) -> bool;
+    /// Registers a third-party component type by name (size 0 in `fixed_size` = marker).
+    fn register_component(
+        &mut self,
+        name: RStr<'_>,
+        fixed_size: ROption<u32>,
+    ) -> RResult<ComponentTypeId, EcmError>;
+    /// Creates the entities of an SDF snippet (one model or light) under `parent`, with
+    /// run-time ids, loading the systems its `<plugin>`s name; answers the top entity.
+    #[sabi(last_prefix_field)]
+    fn create_from_sdf(&mut self, sdf: RStr<'_>, parent: EntityId) -> RResult<EntityId, EcmError>;
+}
+
+/// The ECM lent mutably (configure, reset, pre_update, update).
+pub type EcmMutObj<'a> = EcmFacade_TO<'a, abi_stable::sabi_types::RMut<'a, ()>>;
+/// The ECM lent read-only (post_update).
+pub type EcmRefObj<'a> = EcmFacade_TO<'a, abi_stable::sabi_types::RRef<'a, ()>>;
+
+/// The role of this process in a distributed simulation.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkRole(pub u8);
+
+impl NetworkRole {
+    /// Not distributed: this process simulates the whole world.
+    pub const STANDALONE: NetworkRole = NetworkRole(0);
+    /// Keeps the secondaries in lockstep; runs no physics.
+    pub const PRIMARY: NetworkRole = NetworkRole(2);
+    /// Simulates the levels the primary assigns to it.
+    pub const SECONDARY: NetworkRole = NetworkRole(3);
+}
+
+/// A callback for events (see [`crate::events`]).
+#[sabi_trait]
+pub trait EventHandler: Send {
+    /// Called on the simulation thread at the step boundary after the event was emitted.
+    #[sabi(last_prefix_field)]
+    fn on_event(&mut self, name: RStr<'_>, payload: RSlice<'_, u8>) -> RResult<(), SystemError>;
+}
+
+/// Services the host offers a system for its whole life.
+#[sabi_trait]
+pub trait HostServices: Send + Sync {
+    /// The world this system runs in.
+    fn world_name(&self) -> RString;
+    /// This process's role.
+    fn network_role(&self) -> NetworkRole;
+    /// Whether this process simulates the entity (always true standalone).
+    fn owns_entity(&self, entity: EntityId) -> bool;
+    /// The run's random seed (`--seed`, 0 if none was given): seed every random
+    /// generator from it so runs repeat.
+    fn seed(&self) -> u64;
+    /// Emits an event; subscribers run at the end of the current step.
+    fn emit_event(&self, name: RStr<'_>, payload: RSlice<'_, u8>);
+    /// Subscribes a handler to an event name; answers a subscription id.
+    fn subscribe(&self, name: RStr<'_>, handler: EventHandler_TO<'static, RBox<()>>) -> u64;
+    /// Removes a subscription.
+    #[sabi(last_prefix_field)]
+    fn unsubscribe(&self, subscription: u64) -> bool;
+}
+
+/// Host services as a system keeps them.
+pub type HostObj = HostServices_TO<'static, RArc<()>>;
+
+/// Time as a system sees it in one update (gz-sim's `UpdateInfo`).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateInfo {
+    /// Simulation time reached after this step, ns (does not advance while paused).
+    pub sim_time_ns: i64,
+    /// Wall time spent running (unpaused), ns.
+    pub real_time_ns: i64,
+    /// Simulation time handled by this step, ns: the step size, 0 while paused.
+    pub dt_ns: i64,
+    /// Steps simulated so far (not counting paused iterations).
+    pub iterations: u64,
+    /// Whether the simulation is paused.
+    pub paused: bool,
+}
+
+impl UpdateInfo {
+    /// Simulation time in seconds.
+    pub fn sim_time(&self) -> f64 {
+        self.sim_time_ns as f64 * 1e-9
+    }
+    /// Step size of this update in seconds (0 while paused).
+    pub fn dt(&self) -> f64 {
+        self.dt_ns as f64 * 1e-9
+    }
+}
+
+/// What kind of failure a system reported.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorKind(pub u8);
+
+impl ErrorKind {
+    /// The system returned an error.
+    pub const FAILED: ErrorKind = ErrorKind(0);
+    /// The system panicked; the panic was caught at the boundary.
+    pub const PANICKED: ErrorKind = ErrorKind(1);
+    /// The library has no system of the requested name.
+    pub const UNKNOWN_SYSTEM: ErrorKind = ErrorKind(2);
+}
+
+/// A failure reported by a system across the boundary.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct SystemError {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// The system's message, or the panic message.
+    pub message: RString,
+}
+
+/// What a system asks the host to do on reset.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResetOutcome(pub u8);
+
+impl ResetOutcome {
+    /// The system reset itself and is kept.
+    pub const DONE: ResetOutcome = ResetOutcome(0);
+    /// The system has no reset: the host drops it and configures a fresh instance.
+    pub const RECONFIGURE: ResetOutcome = ResetOutcome(1);
+}
+
+/// A system as the host drives it. Produced by [`crate::SystemAdapter`]; do not implement
+/// it by hand.
+#[sabi_trait]
+pub trait FfiSystem: Send {
+    /// The priority the system asks for when the XML gives none.
+    fn default_priority(&self) -> ROption<i32>;
+    /// Called once, before the first step in which the system runs.
+    fn configure<'a>(
+        &mut self,
+        entity: EntityId,
+        xml: RStr<'a>,
+        ecm: EcmMutObj<'a>,
+        host: HostObj,
+    ) -> RResult<(), SystemError>;
+    /// Called when the world is reset, after the ECM was restored.
+    fn reset(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>) -> RResult<ResetOutcome, SystemError>;
+    /// Read/write, before physics.
+    fn pre_update(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>) -> RResult<(), SystemError>;
+    /// Read/write; physics lives here.
+    fn update(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>) -> RResult<(), SystemError>;
+    /// Read-only, after the step.
+    #[sabi(last_prefix_field)]
+    fn post_update(&mut self, info: &UpdateInfo, ecm: EcmRefObj<'_>) -> RResult<(), SystemError>;
+}
+
+/// A system object as it crosses the boundary.
+pub type SystemObj = FfiSystem_TO<'static, RBox<()>>;

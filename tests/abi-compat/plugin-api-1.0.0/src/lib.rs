@@ -1,0 +1,42 @@
+//! # Troupe plugin API
+//!
+//! The only crate a Troupe system plugin links against. A plugin is a `cdylib` that
+//! implements [`System`] for one or more types and exports them with [`export_plugin!`];
+//! the host finds it by file name, checks its ABI, and drives it through the lifecycle that
+//! the [`System`] trait documents.
+//!
+//! * [`Ecm`] / [`EcmView`] with [`EcmRead`]: typed access to entities and components.
+//! * [`components`]: the built-in component catalogue (gz-sim names and type ids).
+//! * [`Host`]: events ([`events`]), network role, entity ownership.
+//! * [`xml`]: reading parameters from the plugin's `<plugin>` element.
+//!
+//! The boundary is [abi_stable]: the root module and the trait vtables are prefix types that
+//! only ever grow at the end, so a host built with `plugin-api 1.y` loads a plugin built
+//! with any `1.x`. Component values cross as their little-endian byte form
+//! ([`Component::encode`]), the same bytes that go over the network and into logs.
+#![allow(missing_docs, reason = "frozen fixture")]
+#![allow(non_local_definitions, reason = "emitted by abi_stable's sabi_trait macro on Rust 1.95")]
+
+mod component;
+pub mod components;
+mod ecm;
+mod entity;
+pub mod ffi;
+mod host;
+mod logging;
+pub mod math;
+#[doc(hidden)]
+pub mod module;
+mod system;
+pub mod xml;
+
+pub use component::{Change, Component, ComponentTypeId, DecodeError, Reader, Writer};
+pub use ecm::{Ecm, EcmRead, EcmView};
+pub use entity::EntityId;
+pub use ffi::{EcmError, NetworkRole, ResetOutcome, UpdateInfo, Which};
+pub use host::{events, Host};
+pub use module::{HostLogger, PluginMod, PluginModRef};
+pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, System, SystemAdapter};
+
+/// Re-exported so plugins need no direct `log` dependency of their own to log.
+pub use log;
