@@ -11,7 +11,7 @@
 
 use plugin_api::components::{Link, Name};
 use plugin_api::math::Pose;
-use plugin_api::{Change, Component, EcmRead, EcmView, EntityId, System, UpdateInfo};
+use plugin_api::{Change, Component, EcmRead, EcmView, EntityId, System, UpdateInfo, Which};
 use specs::{Builder, DenseVecStorage, Join, NullStorage, World, WorldExt};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -151,19 +151,18 @@ fn bench_ecm(plan: &Plan) -> Result<(), String> {
 
 // ------------------------------------------------------------------------------- timing
 
-/// Best (lowest) time of each of two measurements repeated `reps` times, alternating
-/// A, B, A, B... so that both see the same machine noise.
-fn best_of_interleaved(
-    reps: usize,
-    mut a: impl FnMut() -> Result<Duration, String>,
-    mut b: impl FnMut() -> Result<Duration, String>,
-) -> Result<(Duration, Duration), String> {
-    let (mut best_a, mut best_b) = (Duration::MAX, Duration::MAX);
+/// Best (lowest) time of each measurement over `reps` repetitions, run in turn
+/// (A, B, C, A, B, C...) so that all of them see the same machine noise.
+type Measure<'a> = &'a mut dyn FnMut() -> Result<Duration, String>;
+
+fn best_of_interleaved<const K: usize>(reps: usize, mut measures: [Measure<'_>; K]) -> Result<[Duration; K], String> {
+    let mut best = [Duration::MAX; K];
     for _ in 0..reps {
-        best_a = best_a.min(a()?);
-        best_b = best_b.min(b()?);
+        for (b, m) in best.iter_mut().zip(measures.iter_mut()) {
+            *b = (*b).min(m()?);
+        }
     }
-    Ok((best_a, best_b))
+    Ok(best)
 }
 
 fn ns_per(d: Duration, count: u64) -> f64 {
@@ -287,71 +286,125 @@ fn facade_bulk_round(ecm: &mut HostEcm, phases: &mut Phases) -> Result<usize, St
     Ok(black_box(ids.len()))
 }
 
+/// One round on the host's ECM directly, no facade: the host half of each + write_many
+/// (z bumped in the packed bytes, Pose's z being bytes 16..24).
+fn host_bulk_round(ecm: &mut HostEcm, ids: &mut Vec<EntityId>, data: &mut Vec<u8>, phases: &mut Phases) -> Result<usize, String> {
+    let size = Pose::FIXED_SIZE.ok_or("Pose has no fixed size")?;
+    let t0 = Instant::now();
+    ecm.query_read(Which::ALL, &[Pose::ID, Link::ID], Pose::ID, ids, data).map_err(|e| e.to_string())?;
+    let t1 = Instant::now();
+    for record in data.chunks_exact_mut(size) {
+        let mut z = [0u8; 8];
+        z.copy_from_slice(&record[16..24]);
+        record[16..24].copy_from_slice(&(f64::from_le_bytes(z) + 0.001).to_le_bytes());
+    }
+    let t2 = Instant::now();
+    ecm.write_many(Pose::ID, ids, data, Change::Periodic).map_err(|e| e.to_string())?;
+    let t3 = Instant::now();
+    phases.each += t1 - t0;
+    phases.prepare += t2 - t1;
+    phases.write += t3 - t2;
+    Ok(black_box(ids.len()))
+}
+
+/// Runs `rounds` rounds of `round`, each followed by `end_step()` outside the timed region;
+/// logs the time of each part and answers the total.
+fn timed_rounds(
+    ecm: &mut HostEcm,
+    rounds: usize,
+    n: usize,
+    log: &mut Vec<Phases>,
+    mut round: impl FnMut(&mut HostEcm, &mut Phases) -> Result<usize, String>,
+) -> Result<Duration, String> {
+    let mut phases = Phases::default();
+    let mut total = Duration::ZERO;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let count = round(ecm, &mut phases)?;
+        total += t.elapsed();
+        if count != n {
+            return Err(format!("a round saw {count} entities with Pose and Link, expected {n}"));
+        }
+        ecm.end_step();
+    }
+    log.push(phases);
+    Ok(total)
+}
+
+/// The best repetition of each part, the warm-up (first entry) excluded.
+fn best_phases(log: &[Phases]) -> Phases {
+    let measured = log.get(1..).unwrap_or_default();
+    let best = |part: fn(&Phases) -> Duration| measured.iter().map(part).min().unwrap_or_default();
+    Phases { each: best(|p| p.each), prepare: best(|p| p.prepare), write: best(|p| p.write) }
+}
+
+fn check_z(what: &str, z: f64, rounds: u64) -> Result<(), String> {
+    let expected = rounds as f64 * 0.001;
+    if (z - expected).abs() > 1e-6 * expected.max(1.0) {
+        return Err(format!("{what}: z = {z} after {rounds} rounds, expected {expected}"));
+    }
+    Ok(())
+}
+
 fn bench_bulk(plan: &Plan, n: usize) -> Result<(), String> {
     let rounds = plan.rounds(n);
     let (world, _) = specs_world(n);
     let (mut ecm, ids) = troupe_world(n)?;
+    let (mut host_ecm, _) = troupe_world(n)?;
+    let (mut host_ids, mut host_data) = (Vec::new(), Vec::new());
 
-    let mut direct_rounds = 0u64;
-    let mut facade_rounds = 0u64;
-    let mut phase_log: Vec<Phases> = Vec::new();
+    let mut measured_rounds = 0u64;
+    let (mut facade_log, mut host_log) = (Vec::new(), Vec::new());
     let mut direct = || {
         let t = Instant::now();
         for _ in 0..rounds {
             specs_join_round(black_box(&world));
         }
-        let d = t.elapsed();
-        direct_rounds += rounds as u64;
-        Ok(d)
+        Ok(t.elapsed())
     };
     let mut facade = || {
-        let mut phases = Phases::default();
-        let mut total = Duration::ZERO;
-        for _ in 0..rounds {
-            let t = Instant::now();
-            let count = facade_bulk_round(&mut ecm, &mut phases)?;
-            total += t.elapsed();
-            if count != n {
-                return Err(format!("facade each::<Pose> saw {count} entities, expected {n}"));
-            }
-            ecm.end_step();
-        }
-        phase_log.push(phases);
-        facade_rounds += rounds as u64;
-        Ok(total)
+        measured_rounds += rounds as u64;
+        timed_rounds(&mut ecm, rounds, n, &mut facade_log, facade_bulk_round)
+    };
+    let mut host = || {
+        timed_rounds(&mut host_ecm, rounds, n, &mut host_log, |ecm, phases| {
+            host_bulk_round(ecm, &mut host_ids, &mut host_data, phases)
+        })
     };
     // Warm-up (page faults, allocator, caches), then the measured repetitions.
     direct()?;
     facade()?;
-    let (d_direct, d_facade) = best_of_interleaved(plan.reps, &mut direct, &mut facade)?;
-    // The best repetition of each part, warm-up excluded.
-    let measured = &phase_log[1..];
-    let best = |part: fn(&Phases) -> Duration| measured.iter().map(part).min().unwrap_or_default();
-    let best_phases = Phases { each: best(|p| p.each), prepare: best(|p| p.prepare), write: best(|p| p.write) };
+    host()?;
+    let [d_direct, d_facade, d_host] = best_of_interleaved(plan.reps, [&mut direct, &mut facade, &mut host])?;
 
-    // The work really happened: every pose moved up by 0.001 per round.
-    let z = ecm.get::<Pose>(ids[n - 1]).ok_or("pose vanished")?.position.z;
-    let expected = facade_rounds as f64 * 0.001;
-    if (z - expected).abs() > 1e-6 * expected.max(1.0) {
-        return Err(format!("facade rounds left z = {z}, expected {expected}"));
-    }
+    // The work really happened: every pose moved up by 0.001 per round, in all three.
+    check_z("facade", ecm.get::<Pose>(ids[n - 1]).ok_or("pose vanished")?.position.z, measured_rounds)?;
+    check_z("host", host_ecm.get::<Pose>(ids[n - 1]).ok_or("pose vanished")?.position.z, measured_rounds)?;
     let dz = world.read_storage::<DPose>().join().map(|p| p.z).fold(0.0, f64::max);
-    if (dz - direct_rounds as f64 * 0.001).abs() > 1e-6 * dz.max(1.0) {
-        return Err(format!("direct rounds left z = {dz}, expected {}", direct_rounds as f64 * 0.001));
-    }
+    check_z("direct specs", dz, measured_rounds)?;
 
     let visits = (rounds * n) as u64;
-    let (f, b) = (ns_per(d_facade, visits), ns_per(d_direct, visits));
+    let (f, b, h) = (ns_per(d_facade, visits), ns_per(d_direct, visits), ns_per(d_host, visits));
     let ratio = f / b;
     println!(
-        "   facade each+write_many   N={n:<7} {f:>8.1} ns/entity   direct specs join (Pose,Link)  {b:>6.2} ns/entity   ratio {ratio:>6.1}x (goal <= 3x: {})",
+        "   facade each+write_many   N={n:<7} {f:>8.1} ns/entity   direct specs join (Pose,Link)   {b:>5.2} ns/entity   ratio {ratio:>6.1}x (goal <= 3x: {})",
         verdict(ratio, 3.0)
     );
+    let fp = best_phases(&facade_log);
     println!(
-        "      of which: each::<Pose> {:.1}  plugin z+=0.001 and unzip {:.1}  write_many::<Pose> {:.1} ns/entity (best repetition of each part; {rounds} rounds/repetition)",
-        ns_per(best_phases.each, visits),
-        ns_per(best_phases.prepare, visits),
-        ns_per(best_phases.write, visits),
+        "      facade parts: each::<Pose> {:.1}, plugin z+=0.001 and unzip {:.1}, write_many::<Pose> {:.1} ns/entity ({rounds} rounds/repetition)",
+        ns_per(fp.each, visits),
+        ns_per(fp.prepare, visits),
+        ns_per(fp.write, visits),
+    );
+    let hp = best_phases(&host_log);
+    println!(
+        "      host ECM alone, no facade (Ecm::query_read + Ecm::write_many, buffers reused): {h:.1} ns/entity, ratio {:.1}x to direct specs \
+         (query_read {:.1}, bump z in bytes {:.1}, write_many {:.1})",
+        h / b,
+        ns_per(hp.each, visits),
+        ns_per(hp.prepare, visits),
+        ns_per(hp.write, visits),
     );
     Ok(())
 }
@@ -392,7 +445,7 @@ fn bench_sparse(plan: &Plan, n: usize) -> Result<(), String> {
     };
     direct()?;
     facade()?;
-    let (d_direct, d_facade) = best_of_interleaved(plan.reps, &mut direct, &mut facade)?;
+    let [d_direct, d_facade] = best_of_interleaved(plan.reps, [&mut direct, &mut facade])?;
     let visits = (rounds * n) as u64;
     let (f, b) = (ns_per(d_facade, visits), ns_per(d_direct, visits));
     println!(
@@ -542,7 +595,7 @@ fn bench_step(plan: &Plan) -> Result<(), String> {
     // Warm-up.
     step()?;
     bare()?;
-    let (d_step, d_bare) = best_of_interleaved(plan.reps, &mut step, &mut bare)?;
+    let [d_step, d_bare] = best_of_interleaved(plan.reps, [&mut step, &mut bare])?;
     drop(step);
     let done = server.runners()[0].clock.iterations() - start_iterations;
     let expected = iterations * (plan.reps as u64 + 1);

@@ -8,6 +8,8 @@
 //! * `testing::Spawner`: at iteration `<at>` creates `<sdf>` under the world; removes it at
 //!   iteration `<remove_at>` (if given).
 //! * `testing::Stopper`: emits `troupe.stop` at iteration `<at>`.
+//! * `testing::Order`: in pre_update appends `<label>` and a space to the world's
+//!   `testing.Order` component (a string), so tests can see the order systems ran in.
 
 use plugin_api::components::Name;
 use plugin_api::xml::PluginXml;
@@ -174,6 +176,47 @@ impl System for Stopper {
     }
 }
 
+/// The world's record of which systems ran, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OrderLog(pub String);
+
+impl plugin_api::Component for OrderLog {
+    const NAME: &'static str = "testing.Order";
+    const FIXED_SIZE: Option<usize> = None;
+    fn encode(&self, w: &mut plugin_api::Writer<'_>) {
+        w.str(&self.0)
+    }
+    fn decode(r: &mut plugin_api::Reader<'_>) -> Result<Self, plugin_api::DecodeError> {
+        Ok(OrderLog(r.string()?))
+    }
+}
+
+/// Appends its label to the world's [`OrderLog`] in pre_update.
+#[derive(Default)]
+pub struct Order {
+    label: String,
+    world: EntityId,
+}
+
+impl System for Order {
+    fn configure(&mut self, mut ctx: ConfigureContext<'_>) -> plugin_api::Result {
+        self.label = PluginXml::parse(ctx.xml)?.text("label").unwrap_or_default();
+        self.world = ctx.entity;
+        ctx.ecm.register_component::<OrderLog>()?;
+        Ok(())
+    }
+    fn pre_update(&mut self, _: &UpdateInfo, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        let mut log = ecm.get::<OrderLog>(self.world).unwrap_or_default();
+        log.0.push_str(&self.label);
+        log.0.push(' ');
+        ecm.set(self.world, &log, plugin_api::Change::OneTime)?;
+        Ok(())
+    }
+    fn update(&mut self, _: &UpdateInfo, _: &mut Ecm<'_>) -> plugin_api::Result {
+        Ok(())
+    }
+}
+
 plugin_api::export_plugin! {
     library: "troupe_testing",
     systems: {
@@ -183,5 +226,6 @@ plugin_api::export_plugin! {
         "testing::Recorder" => Recorder::default(),
         "testing::Spawner" => Spawner::default(),
         "testing::Stopper" => Stopper { at: 10, host: None },
+        "testing::Order" => Order::default(),
     }
 }
