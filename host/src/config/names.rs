@@ -448,3 +448,19 @@ mod table_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod docs_tests {
+    /// docs/gz-systems.md must name every gz-sim system the table knows.
+    #[test]
+    fn the_systems_doc_lists_every_known_gz_system() {
+        let doc = include_str!("../../../docs/gz-systems.md");
+        let missing: Vec<&str> = super::unimplemented_gz_systems()
+            .iter()
+            .copied()
+            .chain(super::implemented_gz_systems().map(|(gz, _)| gz))
+            .filter(|name| !doc.contains(&format!("`{name}`")))
+            .collect();
+        assert!(missing.is_empty(), "docs/gz-systems.md does not list: {missing:?}");
+    }
+}
