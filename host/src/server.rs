@@ -55,6 +55,9 @@ pub enum ServerError {
     /// Two worlds with one name.
     #[error("{0}")]
     World(String),
+    /// Several plugin libraries could not be loaded: all are named at once.
+    #[error("{} plugins could not be loaded:\n  {}", .0.len(), .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
+    Plugins(Vec<RunError>),
 }
 
 /// What a run did.
@@ -159,7 +162,14 @@ impl Server {
             let now = Instant::now();
             let wall = now - last;
             last = now;
-            self.step_once(wall)?;
+            if let Err(e) = self.step_once(wall) {
+                // Let every other system see the end of the run (flush logs, files) before
+                // the error ends it; their own errors now would only hide the first one.
+                for runner in &mut self.runners {
+                    let _ = runner.shutdown();
+                }
+                return Err(e);
+            }
             progress(self.runners[0].clock.iterations() - start_iterations);
             if self.runners[0].clock.paused {
                 std::thread::sleep(Duration::from_millis(1));
@@ -245,8 +255,18 @@ fn load_world(
         }
     }
     requests.extend(attached.into_iter().filter_map(request_for_attached));
+    // Report every library that cannot be found or loaded, not just the first.
+    let mut missing = Vec::new();
     for req in requests {
-        runner.add_system(loader, req)?;
+        match runner.add_system(loader, req) {
+            Err(e @ RunError::Load { .. }) => missing.push(e),
+            other => other?,
+        }
+    }
+    match missing.len() {
+        0 => {}
+        1 => return Err(ServerError::Run(missing.remove(0))),
+        _ => return Err(ServerError::Plugins(missing)),
     }
     runner.finish_load();
     Ok(runner)

@@ -92,3 +92,14 @@ fn spawned_entities_appear_in_the_world() {
     let world = Recorded::read(&tmp, "world.txt", &out);
     assert!(world.has_entity("spawned") && world.has_entity("body"), "{world:?}");
 }
+
+/// A spawned model naming a library that does not exist ends the run (exit 1) with the
+/// library named.
+#[test]
+fn spawned_model_with_missing_library_fails_the_run() {
+    let tmp = TestDir::new("spawn_missing_lib");
+    let model = "<model name=\"spawned\"><link name=\"body\"/><plugin filename=\"troupe_not_there\" name=\"x::Gone\"/></model>";
+    let file = tmp.write("w.sdf", &spawner_world(model, 2, None));
+    let out = Troupe::sim(&tmp).args(["-r", "--iterations", "10"]).arg(&file).run();
+    out.assert_error(1, &["troupe_not_there", "x::Gone", "not found"]);
+}

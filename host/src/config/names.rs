@@ -323,9 +323,11 @@ pub fn canonical_library(filename: &str, name: &str) -> String {
 /// (`libmy_plugin.so` → `my_plugin`, `/opt/p/libx.so` → `/opt/p/x`).
 pub fn normalise_library(filename: &str) -> String {
     let trimmed = filename.trim();
-    let file = file_part(trimmed);
-    let dir = &trimmed[..trimmed.len() - file.len()];
-    format!("{dir}{}", library_stem(file))
+    if trimmed.contains('/') {
+        // A path names one file; keep it as written (it may be versioned, `libx.so.2`).
+        return trimmed.to_string();
+    }
+    library_stem(file_part(trimmed))
 }
 
 /// A gz class name in its current spelling: `ignition::gazebo::` becomes `gz::sim::`,

@@ -77,7 +77,9 @@ pub fn builtin_plugin_dirs() -> Vec<PathBuf> {
         dirs.push(exe_dir.join("deps"));
         dirs.push(exe_dir.clone());
     }
-    dirs.push(exe_dir.join("..").join("lib").join("troupe").join("plugins"));
+    if let Some(prefix) = exe_dir.parent() {
+        dirs.push(prefix.join("lib").join("troupe").join("plugins"));
+    }
     dirs
 }
 

@@ -23,7 +23,8 @@ type Handler = EventHandler_TO<'static, RBox<()>>;
 #[derive(Default)]
 pub struct EventBus {
     queue: Mutex<Vec<Event>>,
-    subscribers: Mutex<Vec<(u64, String, Handler)>>,
+    /// (subscription id, owning system, event name, handler).
+    subscribers: Mutex<Vec<(u64, u64, String, Handler)>>,
     next_id: AtomicU64,
 }
 
@@ -38,10 +39,15 @@ impl EventBus {
         std::mem::take(&mut *self.queue.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    fn subscribe(&self, name: &str, handler: Handler) -> u64 {
+    fn subscribe(&self, owner: u64, name: &str, handler: Handler) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        self.subscribers.lock().unwrap_or_else(PoisonError::into_inner).push((id, name.to_string(), handler));
+        self.subscribers.lock().unwrap_or_else(PoisonError::into_inner).push((id, owner, name.to_string(), handler));
         id
+    }
+
+    /// Removes every subscription of a system that is going away.
+    pub fn unsubscribe_owner(&self, owner: u64) {
+        self.subscribers.lock().unwrap_or_else(PoisonError::into_inner).retain(|s| s.1 != owner);
     }
 
     fn unsubscribe(&self, id: u64) -> bool {
@@ -57,7 +63,7 @@ impl EventBus {
         // Handlers may subscribe or emit while running: take them out of the lock.
         let mut subs = std::mem::take(&mut *self.subscribers.lock().unwrap_or_else(PoisonError::into_inner));
         let mut first_error = None;
-        for (_, name, handler) in subs.iter_mut().filter(|s| s.1 == event.name) {
+        for (_, _, name, handler) in subs.iter_mut().filter(|s| s.2 == event.name) {
             let r = handler.on_event(RStr::from_str(name), RSlice::from_slice(&event.payload));
             if let abi_stable::std_types::RErr(e) = r {
                 first_error.get_or_insert(e);
@@ -98,6 +104,8 @@ pub struct SystemHost {
     pub ownership: Arc<dyn Ownership>,
     /// The run's seed.
     pub seed: u64,
+    /// The system this object was made for (its subscriptions go when it does).
+    pub owner: u64,
 }
 
 impl HostServices for SystemHost {
@@ -117,7 +125,7 @@ impl HostServices for SystemHost {
         self.bus.emit(name.as_str(), payload.as_slice());
     }
     fn subscribe(&self, name: RStr<'_>, handler: Handler) -> u64 {
-        self.bus.subscribe(name.as_str(), handler)
+        self.bus.subscribe(self.owner, name.as_str(), handler)
     }
     fn unsubscribe(&self, subscription: u64) -> bool {
         self.bus.unsubscribe(subscription)

@@ -100,6 +100,7 @@ pub struct WorldRunner {
     stop_requested: bool,
     /// The run's seed, handed to systems.
     pub seed: u64,
+    next_system_id: u64,
 }
 
 impl WorldRunner {
@@ -120,6 +121,7 @@ impl WorldRunner {
             reset_requested: false,
             stop_requested: false,
             seed: 0,
+            next_system_id: 0,
         }
     }
 
@@ -148,8 +150,9 @@ impl WorldRunner {
         self.reset_requested = true;
     }
 
-    fn host_object(&self) -> HostObj {
+    fn host_object(&self, owner: u64) -> HostObj {
         let host = SystemHost {
+            owner,
             world: self.name.clone(),
             bus: self.bus.clone(),
             role: self.role,
@@ -167,9 +170,14 @@ impl WorldRunner {
             source,
         })?;
         let obj = new_system(&library, &req.class, &req.origin)?;
-        let label = format!("{} ({})", req.class, library.path.display());
+        let class = if req.class.is_empty() {
+            library.system_names().and_then(|n| n.into_iter().next()).unwrap_or_else(|| "<first system>".into())
+        } else {
+            req.class.clone()
+        };
+        let label = format!("{class} ({})", library.path.display());
         let source = Source::Library { library, class: req.class.clone() };
-        self.install(SystemSlot { label, origin: req.origin, source, xml: req.xml, entity: req.entity, priority: 0, obj })
+        self.install(SystemSlot { label, origin: req.origin, source, xml: req.xml, entity: req.entity, priority: 0, obj, id: 0 })
     }
 
     /// Adds an in-process system (the test fixture's callbacks) attached to the world.
@@ -182,11 +190,14 @@ impl WorldRunner {
             entity: self.world_entity,
             priority: 0,
             obj,
+            id: 0,
         };
         self.install(slot)
     }
 
     fn install(&mut self, mut slot: SystemSlot) -> Result<(), RunError> {
+        self.next_system_id += 1;
+        slot.id = self.next_system_id;
         slot.priority = match crate::config::priority_from_xml(&slot.xml) {
             Ok(Some(p)) => p,
             Ok(None) => slot.obj.default_priority().into_option().unwrap_or(0),
@@ -194,7 +205,7 @@ impl WorldRunner {
                 return Err(RunError::UnknownSystem { origin: slot.origin.clone(), message })
             }
         };
-        let host = self.host_object();
+        let host = self.host_object(slot.id);
         let mut spawner = QueueingSpawner { queue: &mut self.queued };
         let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
         slot.configure(&mut access, host)?;
@@ -279,9 +290,11 @@ impl WorldRunner {
             return;
         }
         let before = self.systems.len();
+        let bus = self.bus.clone();
         self.systems.retain(|s| {
             let keep = doomed.binary_search(&s.entity).is_err();
             if !keep {
+                bus.unsubscribe_owner(s.id);
                 log::info!("system {} dropped: its entity {} was removed", s.label, s.entity);
             }
             keep
@@ -314,14 +327,18 @@ impl WorldRunner {
             }
             match &slot.source {
                 Source::Library { library, class } => {
+                    self.bus.unsubscribe_owner(slot.id);
                     slot.obj = new_system(library, class, &slot.origin)?;
-                    let host = self.host_object();
+                    let host = self.host_object(slot.id);
                     let mut spawner = QueueingSpawner { queue: &mut self.queued };
                     let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
                     slot.configure(&mut access, host)?;
                     kept.push(slot);
                 }
-                Source::InProcess => log::warn!("in-process system {} has no reset; dropped", slot.label),
+                Source::InProcess => {
+                    self.bus.unsubscribe_owner(slot.id);
+                    log::warn!("in-process system {} has no reset; dropped", slot.label)
+                }
             }
         }
         self.systems = kept;

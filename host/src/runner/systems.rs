@@ -38,6 +38,8 @@ pub struct SystemSlot {
     pub priority: i32,
     /// The system.
     pub obj: SystemObj,
+    /// Unique within the runner; owns the system's event subscriptions.
+    pub id: u64,
 }
 
 /// A lifecycle phase, for error messages.

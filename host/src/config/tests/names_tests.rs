@@ -171,7 +171,7 @@ fn user_libraries_are_not_gz() {
         ("libmy_plugin.so", "my_plugin"),
         ("my_plugin", "my_plugin"),
         ("libmy_plugin.so.1.2", "my_plugin"),
-        ("/opt/plugins/libfoo.so", "/opt/plugins/foo"),
+        ("/opt/plugins/libfoo.so", "/opt/plugins/libfoo.so"),
         ("gz-sim-not-a-real-system", "gz-sim-not-a-real-system"),
         ("lib", "lib"),
         ("my.sound.so", "my.sound"),
