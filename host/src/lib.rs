@@ -18,3 +18,4 @@ pub mod plugin;
 pub mod runner;
 pub mod sdf;
 pub mod server;
+pub(crate) mod xml;

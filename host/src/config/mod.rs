@@ -19,17 +19,16 @@
 pub mod names;
 mod parse;
 mod select;
-mod xmltext;
 
 #[cfg(test)]
 mod tests;
 
+pub use crate::xml::{parse_element_lenient, XmlSyntaxError};
 pub use names::{canonical_library, map_system, unimplemented_gz_systems, SystemName};
 pub use parse::{
     parse_server_config_file, parse_server_config_str, EntityType, PluginSpec, ServerConfigFile,
 };
 pub use select::{priority_from_xml, select_systems, RequestedPlugin, Selected, Selection, Target};
-pub use xmltext::{parse_element_lenient, XmlSyntaxError};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -15,8 +15,8 @@
 //! Unlike gz-sim, which skips bad entries silently, every problem is collected and
 //! reported at once in one [`ConfigError::Invalid`].
 
-use super::xmltext::{children_indexed, parse_located, qualified_name, LocatedDocument};
 use super::{ConfigError, Problem};
+use crate::xml::{elements, qname, read, to_string, XmlDoc};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use xmltree::{Element, XMLNode};
@@ -153,11 +153,11 @@ pub(crate) fn parse_with_base(
     if body.trim().is_empty() {
         return Ok(ServerConfigFile::default());
     }
-    let doc = parse_located(body).map_err(|e| ConfigError::Invalid {
+    let doc = read(body).map_err(|e| ConfigError::Invalid {
         problems: vec![Problem {
             file: label.to_string(),
-            line: e.line,
-            column: Some(e.column),
+            line: e.pos.line,
+            column: Some(e.pos.column),
             message: format!("malformed XML: {}", e.message),
         }],
     })?;
@@ -179,7 +179,7 @@ pub(crate) fn parse_with_base(
 
 /// Walks the parsed document, collecting the config and every problem.
 struct Validator<'a> {
-    doc: &'a LocatedDocument,
+    doc: &'a XmlDoc,
     label: &'a str,
     base: Option<&'a Path>,
     problems: Vec<Problem>,
@@ -189,8 +189,13 @@ struct Validator<'a> {
 const REQUIRED: [&str; 4] = ["entity_name", "entity_type", "filename", "name"];
 
 impl Validator<'_> {
-    fn problem(&mut self, index: usize, message: String) {
-        let line = self.doc.line(index);
+    /// 1-based line of `element`'s start tag.
+    fn line(&self, element: &Element) -> u32 {
+        self.doc.pos(element).line
+    }
+
+    fn problem(&mut self, element: &Element, message: String) {
+        let line = self.line(element);
         self.problems.push(Problem {
             file: self.label.to_string(),
             line,
@@ -200,24 +205,25 @@ impl Validator<'_> {
     }
 
     fn root(&mut self) -> ServerConfigFile {
-        let root = &self.doc.root;
+        let doc = self.doc;
+        let root: &Element = &doc.root;
         let mut config = ServerConfigFile::default();
         if root.prefix.is_some() || root.name != "server_config" {
-            let found = qualified_name(root);
+            let found = qname(root);
             self.problem(
-                0,
+                root,
                 format!("the root element is <{found}>, expected <server_config>"),
             );
         }
-        self.stray_text(root, 0, "server_config");
-        let mut plugins_at: Option<usize> = None;
-        for (i, child) in children_indexed(root, 0) {
+        self.stray_text(root, "server_config");
+        let mut plugins_at: Option<&Element> = None;
+        for child in elements(root) {
             match (child.prefix.as_deref(), child.name.as_str()) {
                 (None, "plugins") => match plugins_at {
                     Some(first) => {
-                        let line = self.doc.line(first);
+                        let line = self.line(first);
                         self.problem(
-                            i,
+                            child,
                             format!(
                                 "a second <plugins> element (the first is at line {line}); \
                              put all plugins in one <plugins>"
@@ -225,20 +231,20 @@ impl Validator<'_> {
                         );
                     }
                     None => {
-                        plugins_at = Some(i);
-                        config.plugins = self.plugins(child, i);
+                        plugins_at = Some(child);
+                        config.plugins = self.plugins(child);
                     }
                 },
                 (None, "plugin_path") => {
-                    if let Some(p) = self.plugin_path(child, i) {
+                    if let Some(p) = self.plugin_path(child) {
                         config.plugin_paths.push(p);
                     }
                 }
-                (None, "plugin") => self.problem(i, "<plugin> must be inside <plugins>".into()),
+                (None, "plugin") => self.problem(child, "<plugin> must be inside <plugins>".into()),
                 _ => {
-                    let name = qualified_name(child);
+                    let name = qname(child);
                     self.problem(
-                        i,
+                        child,
                         format!(
                             "unknown element <{name}> in <server_config> \
                          (expected <plugins> or <plugin_path>)"
@@ -248,23 +254,23 @@ impl Validator<'_> {
             }
         }
         if plugins_at.is_none() {
-            self.problem(0, "missing <plugins> element".into());
+            self.problem(root, "missing <plugins> element".into());
         }
         config
     }
 
-    fn plugins(&mut self, plugins: &Element, index: usize) -> Vec<PluginSpec> {
-        self.stray_text(plugins, index, "plugins");
+    fn plugins(&mut self, plugins: &Element) -> Vec<PluginSpec> {
+        self.stray_text(plugins, "plugins");
         let mut out = Vec::new();
-        for (i, child) in children_indexed(plugins, index) {
+        for child in elements(plugins) {
             if child.prefix.is_none() && child.name == "plugin" {
-                if let Some(spec) = self.plugin(child, i) {
+                if let Some(spec) = self.plugin(child) {
                     out.push(spec);
                 }
             } else {
-                let name = qualified_name(child);
+                let name = qname(child);
                 self.problem(
-                    i,
+                    child,
                     format!("unknown element <{name}> in <plugins> (expected <plugin>)"),
                 );
             }
@@ -272,14 +278,17 @@ impl Validator<'_> {
         out
     }
 
-    fn plugin(&mut self, plugin: &Element, index: usize) -> Option<PluginSpec> {
+    fn plugin(&mut self, plugin: &Element) -> Option<PluginSpec> {
         let before = self.problems.len();
         let mut values = [""; 4];
         for (slot, attr) in values.iter_mut().zip(REQUIRED) {
             match plugin.attributes.get(attr) {
-                None => self.problem(index, format!("<plugin> is missing the `{attr}` attribute")),
+                None => self.problem(
+                    plugin,
+                    format!("<plugin> is missing the `{attr}` attribute"),
+                ),
                 Some(v) if v.trim().is_empty() => {
-                    self.problem(index, format!("<plugin> has an empty `{attr}` attribute"))
+                    self.problem(plugin, format!("<plugin> has an empty `{attr}` attribute"))
                 }
                 Some(v) => *slot = v.as_str(),
             }
@@ -288,7 +297,7 @@ impl Validator<'_> {
         let kind = EntityType::from_attribute(entity_type);
         if kind.is_none() && !entity_type.is_empty() {
             self.problem(
-                index,
+                plugin,
                 format!(
                     "<plugin> has entity_type=\"{entity_type}\"; expected world, model or sensor"
                 ),
@@ -297,9 +306,10 @@ impl Validator<'_> {
         if self.problems.len() != before {
             return None;
         }
-        let xml = match self.doc.source(index) {
+        // The text as written; re-serialised only if the source could not be located.
+        let xml = match self.doc.source(plugin) {
             Some(s) => s.to_string(),
-            None => serialize(plugin),
+            None => to_string(plugin),
         };
         Some(PluginSpec {
             entity_name: entity_name.to_string(),
@@ -307,22 +317,22 @@ impl Validator<'_> {
             filename: filename.to_string(),
             name: name.to_string(),
             xml,
-            origin: format!("{}:{}", self.label, self.doc.line(index)),
+            origin: format!("{}:{}", self.label, self.line(plugin)),
         })
     }
 
-    fn plugin_path(&mut self, element: &Element, index: usize) -> Option<PathBuf> {
-        for (i, child) in children_indexed(element, index) {
-            let name = qualified_name(child);
+    fn plugin_path(&mut self, element: &Element) -> Option<PathBuf> {
+        for child in elements(element) {
+            let name = qname(child);
             self.problem(
-                i,
+                child,
                 format!("unexpected element <{name}> in <plugin_path> (expected a directory)"),
             );
         }
         let text = element.get_text().unwrap_or_default();
         let dir = text.trim();
         if dir.is_empty() {
-            self.problem(index, "empty <plugin_path>; expected a directory".into());
+            self.problem(element, "empty <plugin_path>; expected a directory".into());
             return None;
         }
         let path = PathBuf::from(dir);
@@ -332,25 +342,24 @@ impl Validator<'_> {
         })
     }
 
-    /// Reports non-whitespace text directly inside `element`.
-    fn stray_text(&mut self, element: &Element, index: usize, name: &str) {
+    /// Reports non-whitespace text directly inside `element`, once per run of text between
+    /// child elements (comments do not split a run).
+    fn stray_text(&mut self, element: &Element, name: &str) {
+        let mut runs = vec![String::new()];
         for node in &element.children {
-            if let XMLNode::Text(t) | XMLNode::CData(t) = node {
-                if !t.trim().is_empty() {
-                    let what: String = t.trim().chars().take(20).collect();
-                    self.problem(index, format!("unexpected text \"{what}\" in <{name}>"));
+            match node {
+                XMLNode::Text(t) | XMLNode::CData(t) => {
+                    if let Some(run) = runs.last_mut() {
+                        run.push_str(t);
+                    }
                 }
+                XMLNode::Element(_) => runs.push(String::new()),
+                XMLNode::Comment(_) | XMLNode::ProcessingInstruction(..) => {}
             }
         }
-    }
-}
-
-/// Fallback when the source text of an element cannot be located: re-serialise it.
-fn serialize(e: &Element) -> String {
-    let mut out = Vec::new();
-    let config = xmltree::EmitterConfig::new().write_document_declaration(false);
-    match e.write_with_config(&mut out, config) {
-        Ok(()) => String::from_utf8(out).unwrap_or_default(),
-        Err(_) => String::new(),
+        for run in runs.iter().filter(|r| !r.trim().is_empty()) {
+            let what: String = run.trim().chars().take(20).collect();
+            self.problem(element, format!("unexpected text \"{what}\" in <{name}>"));
+        }
     }
 }

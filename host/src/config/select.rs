@@ -3,7 +3,7 @@
 
 use super::names::{canonical_library, map_system, normalise_class, normalise_library, SystemName};
 use super::parse::{EntityType, PluginSpec};
-use super::xmltext::parse_element_lenient;
+use crate::xml::parse_element_lenient;
 use std::collections::HashSet;
 use xmltree::XMLNode;
 

@@ -2,7 +2,7 @@
 //! vectors, booleans, colours and poses, each failing with file, line and the text.
 
 use super::dom::Origin;
-use super::xml::{elements, qname, XmlDoc};
+use crate::xml::{elements, qname, XmlDoc};
 use super::SdfError;
 use plugin_api::math::{Pose, Quat, Vec3};
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 
 use super::ctx::{text, Ctx, Result};
 use super::dom::{JointSdf, LightSdf, PluginSdf, SensorSdf};
-use super::xml::{elements, to_string};
+use crate::xml::{elements, to_string};
 use plugin_api::components::{AxisData, JointType, Light, LightKind};
 use xmltree::Element;
 

@@ -2,7 +2,7 @@
 
 use super::ctx::{text, Ctx, Result};
 use super::dom::ShapeSdf;
-use super::xml::{elements, qname};
+use crate::xml::{elements, qname};
 use plugin_api::components::{Geometry, Inertial};
 use plugin_api::math::Vec3;
 use xmltree::Element;

@@ -9,8 +9,6 @@ mod dom;
 mod entities;
 mod geometry;
 mod parse;
-mod scan;
-mod xml;
 
 #[cfg(test)]
 mod tests;
@@ -92,7 +90,7 @@ pub fn parse_str(text: &str, label: &str) -> Result<SdfDocument, SdfError> {
 }
 
 fn parse_text(text: &str, file: Arc<PathBuf>) -> Result<SdfDocument, SdfError> {
-    let doc = xml::read(text).map_err(|f| SdfError::Xml {
+    let doc = crate::xml::read(text).map_err(|f| SdfError::Xml {
         file: (*file).clone(),
         line: f.pos.line,
         column: f.pos.column,

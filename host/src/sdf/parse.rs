@@ -4,7 +4,7 @@ use super::ctx::{Ctx, Result};
 use super::dom::{LinkSdf, ModelSdf, NamedSdf, SdfDocument, WorldSdf};
 use super::entities::{joint, light, plugin, sensor};
 use super::geometry::{inertial, shape};
-use super::xml::{elements, qname};
+use crate::xml::{elements, qname};
 use plugin_api::components::{Inertial, Physics};
 use plugin_api::math::Vec3;
 use xmltree::Element;

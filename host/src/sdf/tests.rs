@@ -1,6 +1,6 @@
 //! Tests on inline documents: ordinals, values, warnings and error messages.
 
-use super::xml::{read, walk};
+use crate::xml::{read, walk};
 use super::*;
 use plugin_api::components::{Geometry, JointType, LightKind};
 

@@ -39,7 +39,7 @@ fn every_gz_sim_world_parses() {
     for f in &files {
         let d = load(f);
         let text = std::fs::read_to_string(f).unwrap_or_default();
-        let exact = super::xml::read(&text).map(|x| x.exact).map_err(|e| e.message);
+        let exact = crate::xml::read(&text).map(|x| x.exact).map_err(|e| e.message);
         assert_eq!(exact, Ok(true), "{}: start tag scan disagrees with xml-rs", f.display());
         assert_eq!(d.worlds.len(), 1, "{}", f.display());
         assert!(d.entity_count > 0);

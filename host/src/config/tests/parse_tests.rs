@@ -350,3 +350,26 @@ fn garbage_input_does_not_panic() {
         let _ = crate::config::priority_from_xml(s);
     }
 }
+
+#[test]
+fn plugin_xml_is_exact_around_comments_and_cdata() {
+    let plugin = "<plugin entity_name='*' entity_type='world' filename='f' name='n'>\
+                  <!-- </plugin> --><![CDATA[</plugin>]]><gz:x/></plugin>";
+    let text = format!("<server_config><plugins>\n  {plugin}\n</plugins></server_config>");
+    let c = parse_server_config_str(&text, "x").unwrap();
+    assert_eq!(c.plugins[0].xml, plugin);
+    assert_eq!(c.plugins[0].origin, "x:2");
+    // Text split only by a comment is one problem.
+    let p = problems(parse_server_config_str(
+        "<server_config>a<!-- c -->b<plugins/>c</server_config>",
+        "t",
+    ));
+    let lines: Vec<String> = p.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "t:1: unexpected text \"ab\" in <server_config>",
+            "t:1: unexpected text \"c\" in <server_config>"
+        ]
+    );
+}

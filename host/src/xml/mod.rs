@@ -1,15 +1,33 @@
-//! The XML layer: an `xmltree` tree with the source position of every element, tolerance
-//! for undeclared namespace prefixes (`<gz:policies>`), and deterministic serialisation.
+//! XML reading shared by the SDFormat parser ([`crate::sdf`]) and the server-config parser
+//! ([`crate::config`]): an `xmltree` tree with the source position and the exact source text
+//! of every element, tolerance for undeclared namespace prefixes (`<gz:policies>`), and
+//! deterministic serialisation ([`to_string`]).
 //!
 //! The tree is built in a single pass over `xml` (xml-rs) reader events. The n-th
-//! `StartElement` event gets the position of the n-th start tag found by [`super::scan`],
-//! and the n-th element of a depth-first, document-order walk of the tree is the element
-//! built from the n-th `StartElement`.
+//! `StartElement` event gets the position (and byte range) of the n-th element found by
+//! [`scan`], and the n-th element of a depth-first, document-order walk of the tree is the
+//! element built from the n-th `StartElement`.
+//!
+//! Prefixes used but not declared on the root element get a placeholder declaration
+//! (namespace `urn:troupe:undeclared-prefix:PREFIX`) injected right after the root element's
+//! name; error columns on that line are shifted back, so every position reported is one in
+//! the caller's text.
+//!
+//! A document has exactly one root element: a second one is an error (xml-rs would accept it).
 
-use std::collections::{BTreeMap, HashMap};
-use super::scan::{positions, scan};
-use xml::common::Position;
-use xml::reader::{ErrorKind, EventReader, ParserConfig, XmlEvent};
+mod scan;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use write::to_string;
+
+use ::xml::common::{Position, TextPosition};
+use ::xml::reader::{ErrorKind, EventReader, ParserConfig, XmlEvent};
+use scan::{positions, scan, tag_name};
+use std::collections::HashMap;
+use std::fmt;
 use xmltree::{Element, XMLNode};
 
 /// Namespace given to prefixes the document uses without declaring them.
@@ -33,11 +51,49 @@ pub(crate) struct XmlFailure {
     pub message: String,
 }
 
-/// A parsed document: the root element and the position of every element in it.
+/// An XML syntax error, with a 1-based position in the caller's text (returned by
+/// [`parse_element_lenient`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct XmlSyntaxError {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column (in characters).
+    pub column: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl From<XmlFailure> for XmlSyntaxError {
+    fn from(f: XmlFailure) -> Self {
+        XmlSyntaxError { line: f.pos.line, column: f.pos.column, message: f.message }
+    }
+}
+
+impl fmt::Display for XmlSyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+impl std::error::Error for XmlSyntaxError {}
+
+/// Where one element was written.
+#[derive(Clone, Copy, Debug)]
+struct Located {
+    /// Its start tag's `<`.
+    pos: Pos,
+    /// Byte range in `XmlDoc::text`, when known.
+    span: Option<(usize, usize)>,
+}
+
+/// A parsed document: the root element, and the position and source text of every element
+/// in it.
 pub(crate) struct XmlDoc {
-    /// Boxed so that its address, a key of `positions`, survives moves of `XmlDoc`.
+    /// Boxed so that its address, a key of `located`, survives moves of `XmlDoc`.
     pub root: Box<Element>,
-    positions: HashMap<usize, Pos>,
+    located: HashMap<usize, Located>,
+    /// The text read (without byte-order mark), which the spans point into.
+    text: String,
     /// Whether the positions come from the exact source scan (always, in practice).
     pub exact: bool,
 }
@@ -45,7 +101,15 @@ pub(crate) struct XmlDoc {
 impl XmlDoc {
     /// Where `el` (an element of this tree) starts; line 0 if it is not of this tree.
     pub fn pos(&self, el: &Element) -> Pos {
-        self.positions.get(&key(el)).copied().unwrap_or_default()
+        self.located.get(&key(el)).map(|l| l.pos).unwrap_or_default()
+    }
+
+    /// The exact source text of `el` (an element of this tree), from the `<` of its start
+    /// tag to the `>` of its end tag (of the start tag for `<x/>`). `None` if `el` is not of
+    /// this tree or the positions are not [`exact`](Self::exact).
+    pub fn source(&self, el: &Element) -> Option<&str> {
+        let (start, end) = self.located.get(&key(el))?.span?;
+        self.text.get(start..end)
     }
 }
 
@@ -74,7 +138,8 @@ pub(crate) fn walk<'a>(el: &'a Element, out: &mut Vec<&'a Element>) {
     }
 }
 
-/// Parses `text` into a tree with positions.
+/// Parses `text` (a leading byte-order mark is dropped) into a tree with the position and
+/// source text of every element.
 pub(crate) fn read(text: &str) -> Result<XmlDoc, XmlFailure> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let scan = scan(text);
@@ -96,7 +161,7 @@ pub(crate) fn read(text: &str) -> Result<XmlDoc, XmlFailure> {
     };
     let decl_chars = u32::try_from(decl.chars().count()).unwrap_or(u32::MAX);
     // Positions xml-rs gives (errors only) are in the text with the declarations injected.
-    let fix = |p: xml::common::TextPosition| -> Pos {
+    let fix = |p: TextPosition| -> Pos {
         let line = u32::try_from(p.row.saturating_add(1)).unwrap_or(u32::MAX);
         let mut column = u32::try_from(p.column.saturating_add(1)).unwrap_or(u32::MAX);
         if let Some(at) = inject_at {
@@ -114,11 +179,29 @@ pub(crate) fn read(text: &str) -> Result<XmlDoc, XmlFailure> {
     loop {
         let event = match reader.next() {
             Ok(e) => e,
-            Err(e) => return Err(failure(&e, &stack, fix(e.position()))),
+            Err(e) => {
+                let pos = fix(e.position());
+                // After the root: a second root start tag the scan saw before the place of
+                // the error (often its prefix, declared on the first root only) is the cause.
+                let k = reported.len();
+                let before = |s: &&Pos| (s.line, s.column) <= (pos.line, pos.column);
+                let next = scan.starts.get(k).filter(before).zip(scan.offsets.get(k));
+                if let (true, Some((&at, &off))) = (stack.is_empty() && root.is_some(), next) {
+                    return Err(second_root(tag_name(text, off), at));
+                }
+                return Err(failure(&e, &stack, pos));
+            }
         };
         match event {
             XmlEvent::StartElement { name, attributes, namespace } => {
                 let pos = scan.starts.get(reported.len()).copied().unwrap_or_default();
+                if stack.is_empty() && root.is_some() {
+                    let name = match &name.prefix {
+                        Some(p) => format!("{p}:{}", name.local_name),
+                        None => name.local_name,
+                    };
+                    return Err(second_root(&name, pos));
+                }
                 if stack.len() >= MAX_DEPTH {
                     let message = format!("elements are nested more than {MAX_DEPTH} deep");
                     return Err(XmlFailure { pos, message });
@@ -157,12 +240,25 @@ pub(crate) fn read(text: &str) -> Result<XmlDoc, XmlFailure> {
     // The scan and xml-rs agree on every document xml-rs accepts (tested); should they ever
     // not, the positions xml-rs reports (less exact) are used rather than misattributed ones.
     let exact = scan.starts.len() == order.len();
-    let starts = if exact { scan.starts } else { reported };
-    let positions = order.iter().zip(starts).map(|(el, pos)| (key(el), pos)).collect();
-    Ok(XmlDoc { root, positions, exact })
+    let located = if exact {
+        let at = scan.starts.into_iter().zip(scan.spans);
+        order.iter().zip(at).map(|(el, (pos, span))| (key(el), Located { pos, span })).collect()
+    } else {
+        let at = reported.into_iter().map(|pos| Located { pos, span: None });
+        order.iter().zip(at).map(|(el, l)| (key(el), l)).collect()
+    };
+    Ok(XmlDoc { root, located, text: text.to_owned(), exact })
 }
 
-fn failure(e: &xml::reader::Error, stack: &[(Element, Pos)], pos: Pos) -> XmlFailure {
+/// Parses `text` into its root element, leniently about undeclared namespace prefixes
+/// (`<gz:system_priority>` without `xmlns:gz`; such prefixes get the namespace
+/// `urn:troupe:undeclared-prefix:PREFIX`). The text must be one well-formed element,
+/// optionally with an XML declaration, comments and whitespace around it.
+pub fn parse_element_lenient(text: &str) -> Result<Element, XmlSyntaxError> {
+    read(text).map(|doc| *doc.root).map_err(XmlSyntaxError::from)
+}
+
+fn failure(e: &::xml::reader::Error, stack: &[(Element, Pos)], pos: Pos) -> XmlFailure {
     let eof = match e.kind() {
         ErrorKind::UnexpectedEof => true,
         ErrorKind::Syntax(m) => m.starts_with("Unexpected end of stream"),
@@ -183,6 +279,12 @@ fn failure(e: &xml::reader::Error, stack: &[(Element, Pos)], pos: Pos) -> XmlFai
     XmlFailure { pos, message }
 }
 
+fn second_root(name: &str, pos: Pos) -> XmlFailure {
+    let message =
+        format!("a second root element <{name}>; a document has exactly one root element");
+    XmlFailure { pos, message }
+}
+
 fn push(stack: &mut [(Element, Pos)], node: XMLNode) {
     if let Some((el, _)) = stack.last_mut() {
         el.children.push(node);
@@ -195,70 +297,4 @@ fn lower_first(s: &str) -> String {
         Some(c) => c.to_lowercase().chain(chars).collect(),
         None => String::new(),
     }
-}
-
-/// Serialises `el` and its content as XML text: attributes in name order, namespace
-/// declarations for every prefix used inside, comments kept, no XML declaration.
-pub(crate) fn to_string(el: &Element) -> String {
-    let mut prefixes = BTreeMap::new();
-    collect_prefixes(el, &mut prefixes);
-    let mut out = String::new();
-    write_element(el, &prefixes, &mut out);
-    out
-}
-
-fn collect_prefixes(el: &Element, out: &mut BTreeMap<String, String>) {
-    if let (Some(p), Some(ns)) = (&el.prefix, &el.namespace) {
-        out.entry(p.clone()).or_insert_with(|| ns.clone());
-    }
-    for child in elements(el) {
-        collect_prefixes(child, out);
-    }
-}
-
-fn write_element(el: &Element, decls: &BTreeMap<String, String>, out: &mut String) {
-    let name = qname(el);
-    out.push('<');
-    out.push_str(&name);
-    for (p, ns) in decls {
-        out.push_str(&format!(" xmlns:{p}=\"{}\"", escape(ns, true)));
-    }
-    let mut attrs: Vec<_> = el.attributes.iter().collect();
-    attrs.sort();
-    for (k, v) in attrs {
-        out.push_str(&format!(" {k}=\"{}\"", escape(v, true)));
-    }
-    if el.children.is_empty() {
-        out.push_str("/>");
-        return;
-    }
-    out.push('>');
-    let none = BTreeMap::new();
-    for node in &el.children {
-        match node {
-            XMLNode::Element(child) => write_element(child, &none, out),
-            XMLNode::Text(t) | XMLNode::CData(t) => out.push_str(&escape(t, false)),
-            XMLNode::Comment(c) => out.push_str(&format!("<!--{c}-->")),
-            XMLNode::ProcessingInstruction(..) => {}
-        }
-    }
-    out.push_str("</");
-    out.push_str(&name);
-    out.push('>');
-}
-
-fn escape(s: &str, attribute: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attribute => out.push_str("&quot;"),
-            '\n' if attribute => out.push_str("&#10;"),
-            '\t' if attribute => out.push_str("&#9;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
