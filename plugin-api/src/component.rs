@@ -139,9 +139,13 @@ impl<'a> Reader<'a> {
         Ok(head)
     }
     fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N)?);
-        Ok(a)
+        match self.bytes.split_first_chunk::<N>() {
+            Some((head, tail)) => {
+                self.bytes = tail;
+                Ok(*head)
+            }
+            None => Err(self.error(format!("needs {N} more bytes, {} left", self.bytes.len()))),
+        }
     }
     /// Bytes not read yet (newer writers may append fields that older readers skip).
     pub fn remaining(&self) -> usize {

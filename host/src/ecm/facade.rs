@@ -38,9 +38,10 @@ impl<'a> EcmAccess<'a> {
     }
 }
 
-fn fill<T: Clone>(out: &mut RVec<T>, items: impl IntoIterator<Item = T>) {
+/// Replaces `out` with `items` in one copy (RVec's `extend` pushes element by element).
+fn fill<T: Copy>(out: &mut RVec<T>, items: &[T]) {
     out.clear();
-    out.extend(items);
+    out.extend_from_copy_slice(items);
 }
 
 impl EcmFacade for EcmAccess<'_> {
@@ -54,7 +55,7 @@ impl EcmFacade for EcmAccess<'_> {
         self.ecm.parent(entity).unwrap_or(EntityId::NULL)
     }
     fn children_of(&self, entity: EntityId, out: &mut RVec<EntityId>) {
-        fill(out, self.ecm.children(entity));
+        fill(out, &self.ecm.children(entity).collect::<Vec<_>>());
     }
     fn is_marked_for_removal(&self, entity: EntityId) -> bool {
         self.ecm.is_marked_for_removal(entity)
@@ -67,12 +68,11 @@ impl EcmFacade for EcmAccess<'_> {
         let buf = &mut scratch.1;
         buf.clear();
         let found = self.ecm.get_raw(entity, ty, buf);
-        out.clear();
-        out.extend_from_slice(buf);
+        fill(out, buf);
         found
     }
     fn query(&self, which: Which, types: RSlice<'_, ComponentTypeId>, out: &mut RVec<EntityId>) {
-        fill(out, self.ecm.query(which, types.as_slice()));
+        fill(out, &self.ecm.query(which, types.as_slice()));
     }
     fn query_read(
         &self,
@@ -85,9 +85,8 @@ impl EcmFacade for EcmAccess<'_> {
         let mut scratch = self.scratch.borrow_mut();
         let (i, d) = &mut *scratch;
         let result = self.ecm.query_read(which, types.as_slice(), read, i, d);
-        fill(ids, i.iter().copied());
-        data.clear();
-        data.extend_from_slice(d);
+        fill(ids, i);
+        fill(data, d);
         result.into()
     }
     fn read_many(&self, ty: ComponentTypeId, entities: RSlice<'_, EntityId>, out: &mut RVec<u8>) -> RResult<(), EcmError> {
@@ -95,8 +94,7 @@ impl EcmFacade for EcmAccess<'_> {
         let buf = &mut scratch.1;
         buf.clear();
         let result = self.ecm.read_many(ty, entities.as_slice(), buf);
-        out.clear();
-        out.extend_from_slice(buf);
+        fill(out, buf);
         result.into()
     }
     fn change_of(&self, entity: EntityId, ty: ComponentTypeId) -> Change {

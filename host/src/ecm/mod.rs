@@ -16,6 +16,28 @@ use specs::hibitset::{BitSet, BitSetLike};
 use specs::world::{Entity, Index};
 use specs::{Builder, World, WorldExt};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hashes u64 keys (entity and component type ids) by one multiplication: ids are already
+/// well spread or sequential, and SipHash showed up in the bulk-access profile.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 use store::{BlobStore, Store};
 
 /// One component type: where its values are and which entities have or changed it.
@@ -49,11 +71,15 @@ pub struct EcmSnapshot {
 /// The entity-component manager of one world.
 pub struct Ecm {
     world: World,
-    by_id: HashMap<EntityId, Entity>,
+    by_id: IdMap<EntityId, Entity>,
     id_of: Vec<EntityId>,
     alive: BitSet,
     columns: Vec<Column>,
-    column_of: HashMap<ComponentTypeId, usize>,
+    column_of: IdMap<ComponentTypeId, usize>,
+    /// Columns with change flags set this step (cleared at the end of the step).
+    dirty: Vec<usize>,
+    /// Whether an entity was destroyed since specs last reclaimed slots.
+    needs_maintain: bool,
     children: BTreeMap<EntityId, BTreeSet<EntityId>>,
     new: BitSet,
     removal: BitSet,
@@ -72,11 +98,13 @@ impl Ecm {
     pub fn new() -> Self {
         let mut ecm = Ecm {
             world: World::new(),
-            by_id: HashMap::new(),
+            by_id: IdMap::default(),
             id_of: Vec::new(),
             alive: BitSet::new(),
             columns: Vec::new(),
-            column_of: HashMap::new(),
+            column_of: IdMap::default(),
+            dirty: Vec::new(),
+            needs_maintain: false,
             children: BTreeMap::new(),
             new: BitSet::new(),
             removal: BitSet::new(),
@@ -223,6 +251,9 @@ impl Ecm {
 
     /// Entities pending removal, ascending.
     pub fn pending_removals(&self) -> Vec<EntityId> {
+        if self.removal.is_empty() {
+            return Vec::new();
+        }
         self.ids_of(&self.removal)
     }
 
@@ -287,11 +318,12 @@ impl Ecm {
             col.count += 1;
         }
         let flag = if created { Change::OneTime } else if changed { change } else { Change::None };
-        Self::flag(col, entity.id(), flag);
+        self.flag_column(ci, entity.id(), flag);
         Ok(changed)
     }
 
-    fn flag(col: &mut Column, index: Index, change: Change) {
+    fn flag(col: &mut Column, index: Index, change: Change) -> bool {
+        let flagged = change != Change::None;
         match change {
             Change::None => {}
             Change::Periodic => {
@@ -303,6 +335,15 @@ impl Ecm {
                 col.periodic.remove(index);
                 col.one_time.add(index);
             }
+        }
+        flagged
+    }
+
+    fn flag_column(&mut self, ci: usize, index: Index, change: Change) {
+        let col = &mut self.columns[ci];
+        let was_clean = col.one_time.is_empty() && col.periodic.is_empty();
+        if Self::flag(col, index, change) && was_clean {
+            self.dirty.push(ci);
         }
     }
 
@@ -345,11 +386,10 @@ impl Ecm {
     /// Flags a component as changed without writing it; false if absent.
     pub fn mark_changed(&mut self, id: EntityId, ty: ComponentTypeId, change: Change) -> bool {
         let (Ok(entity), Ok(ci)) = (self.entity(id), self.column(ty)) else { return false };
-        let col = &mut self.columns[ci];
-        if !col.has.contains(entity.id()) {
+        if !self.columns[ci].has.contains(entity.id()) {
             return false;
         }
-        Self::flag(col, entity.id(), change);
+        self.flag_column(ci, entity.id(), change);
         true
     }
 
@@ -425,8 +465,9 @@ impl Ecm {
         if !hits.is_sorted_by_key(|h| h.0) {
             hits.sort_unstable_by_key(|h| h.0);
         }
+        let entities = self.world.entities();
         for (id, index) in hits {
-            visit(id, self.world.entities().entity(index));
+            visit(id, entities.entity(index));
         }
     }
 
@@ -454,10 +495,12 @@ impl Ecm {
         }
         ids.clear();
         data.clear();
+        let mut entities = Vec::new();
         self.query_with(which, types, |id, entity| {
             ids.push(id);
-            col.store.get(&self.world, entity, data);
+            entities.push(entity);
         });
+        col.store.get_many(&self.world, &entities, data);
         debug_assert_eq!(data.len(), ids.len() * size);
         Ok(())
     }
@@ -467,12 +510,15 @@ impl Ecm {
         let ci = self.column(ty)?;
         let col = &self.columns[ci];
         col.fixed_size.ok_or_else(|| EcmError::new(format!("{} has no fixed size", col.name)))?;
+        let mut slots = Vec::with_capacity(entities.len());
         for &id in entities {
             let entity = self.entity(id)?;
-            if !col.has.contains(entity.id()) || !col.store.get(&self.world, entity, out) {
+            if !col.has.contains(entity.id()) {
                 return Err(EcmError::new(format!("entity {id} has no {}", col.name)));
             }
+            slots.push(entity);
         }
+        col.store.get_many(&self.world, &slots, out);
         Ok(())
     }
 
@@ -488,13 +534,26 @@ impl Ecm {
                 entities.len()
             )));
         }
-        for (&id, bytes) in entities.iter().zip(data.chunks_exact(size.max(1))) {
-            self.set_raw(id, ty, &bytes[..size], change)?;
-        }
-        if size == 0 {
-            for &id in entities {
-                self.set_raw(id, ty, &[], change)?;
+        if ty == ParentEntity::ID || size == 0 {
+            // The graph (and markers, which have no bytes to split) take the general path.
+            for (i, &id) in entities.iter().enumerate() {
+                self.set_raw(id, ty, &data[i * size..(i + 1) * size], change)?;
             }
+            return Ok(());
+        }
+        let slots = entities.iter().map(|&id| self.entity(id)).collect::<Result<Vec<_>, _>>()?;
+        let mut changed = Vec::with_capacity(slots.len());
+        let col = &mut self.columns[ci];
+        col.store
+            .set_many(&self.world, &slots, data, size, &mut changed)
+            .map_err(|e| EcmError::new(format!("write_many {name}: {e}")))?;
+        for (slot, changed) in slots.iter().zip(changed) {
+            let created = !self.columns[ci].has.add(slot.id());
+            if created {
+                self.columns[ci].count += 1;
+            }
+            let flag = if created { Change::OneTime } else if changed { change } else { Change::None };
+            self.flag_column(ci, slot.id(), flag);
         }
         Ok(())
     }
@@ -504,18 +563,21 @@ impl Ecm {
     /// Ends a step: removes the entities marked for removal, forgets which entities and
     /// components were new or changed.
     pub fn end_step(&mut self) {
-        let doomed = self.pending_removals();
-        for id in doomed {
-            self.destroy(id);
+        if !self.removal.is_empty() {
+            for id in self.pending_removals() {
+                self.destroy(id);
+            }
+            self.removal.clear();
         }
-        self.world.maintain();
-        self.new.clear();
-        self.removal.clear();
+        if self.needs_maintain {
+            self.world.maintain();
+            self.needs_maintain = false;
+        }
+        if !self.new.is_empty() {
+            self.new.clear();
+        }
         self.removed_components.clear();
-        for col in &mut self.columns {
-            col.one_time.clear();
-            col.periodic.clear();
-        }
+        self.clear_changes();
     }
 
     fn destroy(&mut self, id: EntityId) {
@@ -536,13 +598,14 @@ impl Ecm {
         self.id_of[index as usize] = EntityId::NULL;
         // Cannot fail: the entity is alive (we just looked it up).
         let _ = self.world.delete_entity(entity);
+        self.needs_maintain = true;
     }
 
     /// Clears all change flags (after a state was published or sent).
     pub fn clear_changes(&mut self) {
-        for col in &mut self.columns {
-            col.one_time.clear();
-            col.periodic.clear();
+        for ci in self.dirty.drain(..) {
+            self.columns[ci].one_time.clear();
+            self.columns[ci].periodic.clear();
         }
     }
 

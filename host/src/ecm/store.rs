@@ -28,6 +28,17 @@ pub(crate) trait Store: Send + Sync {
     fn forget(&mut self, index: Index);
     /// Registers the storage with a new specs world.
     fn register(&self, world: &mut World);
+    /// Appends the bytes of each entity's value; false if one is absent.
+    fn get_many(&self, world: &World, entities: &[Entity], out: &mut Vec<u8>) -> bool {
+        entities.iter().all(|e| self.get(world, *e, out))
+    }
+    /// Writes `size`-byte values from `data`, one per entity, pushing whether each changed.
+    fn set_many(&mut self, world: &World, entities: &[Entity], data: &[u8], size: usize, changed: &mut Vec<bool>) -> Result<(), DecodeError> {
+        for (i, e) in entities.iter().enumerate() {
+            changed.push(self.set(world, *e, &data[i * size..(i + 1) * size])?);
+        }
+        Ok(())
+    }
 }
 
 /// A built-in component type stored in a specs `DenseVecStorage`.
@@ -70,6 +81,36 @@ impl<C: Component + PartialEq> Store for TypedStore<C> {
     fn forget(&mut self, _: Index) {}
     fn register(&self, world: &mut World) {
         world.register::<Stored<C>>();
+    }
+    // The bulk paths fetch the storage once per call, not once per entity.
+    fn get_many(&self, world: &World, entities: &[Entity], out: &mut Vec<u8>) -> bool {
+        let storage = world.read_storage::<Stored<C>>();
+        let mut w = Writer(out);
+        entities.iter().all(|e| match storage.get(*e) {
+            Some(v) => {
+                v.0.encode(&mut w);
+                true
+            }
+            None => false,
+        })
+    }
+    fn set_many(&mut self, world: &World, entities: &[Entity], data: &[u8], size: usize, changed: &mut Vec<bool>) -> Result<(), DecodeError> {
+        let mut storage = world.write_storage::<Stored<C>>();
+        for (i, e) in entities.iter().enumerate() {
+            let value = C::from_bytes(&data[i * size..(i + 1) * size])?;
+            match storage.get_mut(*e) {
+                Some(slot) if slot.0 == value => changed.push(false),
+                Some(slot) => {
+                    slot.0 = value;
+                    changed.push(true);
+                }
+                None => {
+                    let _ = storage.insert(*e, Stored(value));
+                    changed.push(true);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
