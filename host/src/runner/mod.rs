@@ -225,7 +225,7 @@ impl WorldRunner {
         self.activate_queued(loader)?;
         if self.reset_requested {
             self.reset_requested = false;
-            return self.reset(loader);
+            return self.reset();
         }
         self.clock.advance(wall);
         let info = self.clock.info();
@@ -307,8 +307,7 @@ impl WorldRunner {
     /// Restores the post-load ECM, rewinds the clock, and resets every system: those that
     /// implement reset are kept, plugin systems that do not are made afresh and configured,
     /// in-process ones without reset are dropped (as gz-sim).
-    fn reset(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
-        let _ = loader;
+    fn reset(&mut self) -> Result<(), RunError> {
         self.ecm
             .restore(&self.snapshot)
             .map_err(|e| RunError::Ecm { world: self.name.clone(), message: e.message.into_string() })?;
