@@ -128,10 +128,6 @@ impl Server {
     pub fn runners_mut(&mut self) -> &mut [WorldRunner] {
         &mut self.runners
     }
-    /// The plugin loader.
-    pub fn loader_mut(&mut self) -> &mut PluginLoader {
-        &mut self.loader
-    }
     /// A flag that stops the run at the next iteration when set (Ctrl-C, SIGTERM).
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()

@@ -1,7 +1,7 @@
 //! Safe, typed access to the entity-component manager for systems.
 
 use crate::component::{Change, Component, ComponentTypeId};
-use crate::components::{Name, ParentEntity};
+use crate::components::Name;
 use crate::entity::EntityId;
 use crate::ffi::{EcmError, EcmMutObj, EcmRefObj, Which};
 use abi_stable::std_types::{RSlice, RStr, RVec, ROption};
@@ -176,7 +176,7 @@ impl<'a> Ecm<'a> {
     pub fn request_remove_single(&mut self, entity: EntityId) -> bool {
         self.obj.request_remove(entity, false)
     }
-    /// Sets the parent of `child` (also sets its [`ParentEntity`]).
+    /// Sets the parent of `child` (through its `ParentEntity` component).
     pub fn set_parent(&mut self, child: EntityId, parent: Option<EntityId>) -> Result<(), EcmError> {
         self.obj.set_parent(child, parent.unwrap_or(EntityId::NULL)).into_result()
     }
@@ -233,10 +233,6 @@ impl<'a> Ecm<'a> {
     /// with run-time ids; the systems its `<plugin>`s name start at the next step.
     pub fn create_from_sdf(&mut self, sdf: &str, parent: EntityId) -> Result<EntityId, EcmError> {
         self.obj.create_from_sdf(RStr::from_str(sdf), parent).into_result()
-    }
-    /// Sets the parent through the [`ParentEntity`] component (same as [`Ecm::set_parent`]).
-    pub fn set_parent_entity(&mut self, child: EntityId, parent: EntityId) -> Result<bool, EcmError> {
-        self.set(child, &ParentEntity(parent), Change::OneTime)
     }
 }
 
