@@ -1,25 +1,9 @@
-//! The built-in component catalogue.
-//!
-//! Names follow gz-sim's registered names (`gz_sim_components.<Name>`), so type ids match
-//! gz-sim's. New components are appended here; existing encodings only ever grow at the end.
+//! The entity graph and what SDFormat says about models, links, joints and lights.
 
+use super::{marker_components, value_component};
 use crate::component::{Component, DecodeError, Reader, Writer};
 use crate::entity::EntityId;
 use crate::math::{Pose, Vec3};
-
-macro_rules! marker_components {
-    ($($(#[$doc:meta])* $ty:ident = $name:literal;)*) => {$(
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-        pub struct $ty;
-        impl Component for $ty {
-            const NAME: &'static str = $name;
-            const FIXED_SIZE: Option<usize> = Some(0);
-            fn encode(&self, _: &mut Writer<'_>) {}
-            fn decode(_: &mut Reader<'_>) -> Result<Self, DecodeError> { Ok($ty) }
-        }
-    )*};
-}
 
 marker_components! {
     /// Marks the world entity.
@@ -40,50 +24,30 @@ marker_components! {
     Sensor = "gz_sim_components.Sensor";
 }
 
-macro_rules! value_component {
-    ($(#[$doc:meta])* $ty:ident($inner:ty) = $name:literal, $size:expr, $w:ident, $r:ident) => {
-        $(#[$doc])*
-        #[derive(Clone, Debug, Default, PartialEq)]
-        pub struct $ty(pub $inner);
-        impl Component for $ty {
-            const NAME: &'static str = $name;
-            const FIXED_SIZE: Option<usize> = $size;
-            fn encode(&self, w: &mut Writer<'_>) { w.$w(self.0.clone()) }
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> { Ok($ty(r.$r()?)) }
-        }
-    };
-}
-
 value_component!(
     /// The entity's name, unique among its siblings.
-    Name(String) = "gz_sim_components.Name", None, str_owned, string);
+    Name(String) = "gz_sim_components.Name");
 value_component!(
     /// The parent in the entity graph.
-    ParentEntity(EntityId) = "gz_sim_components.ParentEntity", Some(8), entity, entity);
+    ParentEntity(EntityId) = "gz_sim_components.ParentEntity");
 value_component!(
     /// Whether a model is static (immovable, infinite mass).
-    Static(bool) = "gz_sim_components.Static", Some(1), bool, bool);
+    Static(bool) = "gz_sim_components.Static");
 value_component!(
     /// Linear velocity of a link or model in its own frame, m/s.
-    LinearVelocity(Vec3) = "gz_sim_components.LinearVelocity", Some(24), vec3, vec3);
+    LinearVelocity(Vec3) = "gz_sim_components.LinearVelocity");
 value_component!(
     /// Angular velocity of a link or model in its own frame, rad/s.
-    AngularVelocity(Vec3) = "gz_sim_components.AngularVelocity", Some(24), vec3, vec3);
+    AngularVelocity(Vec3) = "gz_sim_components.AngularVelocity");
 value_component!(
     /// The world's gravity, m/s² (SDFormat default 0 0 -9.8).
-    Gravity(Vec3) = "gz_sim_components.Gravity", Some(24), vec3, vec3);
+    Gravity(Vec3) = "gz_sim_components.Gravity");
 value_component!(
     /// Name of a joint's parent link (`world` for the world frame).
-    ParentLinkName(String) = "gz_sim_components.ParentLinkName", None, str_owned, string);
+    ParentLinkName(String) = "gz_sim_components.ParentLinkName");
 value_component!(
     /// Name of a joint's child link.
-    ChildLinkName(String) = "gz_sim_components.ChildLinkName", None, str_owned, string);
-
-impl Writer<'_> {
-    fn str_owned(&mut self, s: String) {
-        self.str(&s);
-    }
-}
+    ChildLinkName(String) = "gz_sim_components.ChildLinkName");
 
 /// Pose relative to the parent entity's frame (the world for top-level models) is the
 /// component `gz_sim_components.Pose`.
