@@ -9,6 +9,7 @@
 //! * [`components`]: the built-in component catalogue (gz-sim names and type ids).
 //! * [`Host`]: events ([`events`]), network role, entity ownership.
 //! * [`xml`]: reading parameters from the plugin's `<plugin>` element.
+//! * [`msgs`]: gz-msgs protobuf messages (`gz.msgs`), e.g. the `SerializedStateMap` of logs.
 //!
 //! The boundary is [abi_stable]: the root module and the trait vtables are prefix types that
 //! only ever grow at the end, so a host built with `plugin-api 1.y` loads a plugin built
@@ -26,6 +27,7 @@ mod logging;
 pub mod math;
 #[doc(hidden)]
 pub mod module;
+pub mod msgs;
 mod system;
 pub mod xml;
 
@@ -39,3 +41,5 @@ pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, Syste
 
 /// Re-exported so plugins need no direct `log` dependency of their own to log.
 pub use log;
+/// Re-exported so plugins encode and decode [`msgs`] with the same prost the API uses.
+pub use prost;

@@ -1,0 +1,26 @@
+//! Compiles `proto/gz/msgs/*.proto` into Rust with prost, without a system `protoc`:
+//! protox (pure Rust) parses the files into a descriptor set that prost-build turns into
+//! code in `OUT_DIR/gz.msgs.rs`, included by `src/msgs.rs`.
+
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = PathBuf::from("proto");
+    let dir = root.join("gz/msgs");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "proto"))
+        .collect();
+    // A fixed order keeps the generated file identical from build to build.
+    files.sort();
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let fds = protox::compile(&files, [&root])?;
+    prost_build::Config::new()
+        // Sorted maps: a state encodes to the same bytes every time (logs, fingerprints).
+        .btree_map(["."])
+        .compile_fds(fds)?;
+    Ok(())
+}
