@@ -1,8 +1,8 @@
 //! The runner through the public test fixture: in-process callbacks and real plugin
 //! libraries, no child processes.
 
-use plugin_api::components::{Model, Name};
-use plugin_api::math::Pose;
+use plugin_api::components::{Gravity, Model, Name};
+use plugin_api::math::{Pose, Vec3};
 use plugin_api::{events, Change, ComponentTypeId, EcmRead, EcmView, EntityId, UpdateInfo};
 use std::sync::{Arc, Mutex};
 use troupe::fixture::TestFixture;
@@ -96,23 +96,26 @@ fn reset_restores_the_loaded_world_and_never_reuses_ids() {
             if info.iterations == 3 {
                 let id = ecm.create_from_sdf(r#"<model name="extra"><link name="l"/></model>"#, EntityId(1))?;
                 s.lock().unwrap().push(id);
+                // The loaded model goes too, and must come back with every component.
+                ecm.request_remove(EntityId(2));
+                ecm.set(EntityId(1), &Gravity(Vec3::new(0.0, 0.0, -1.6)), Change::OneTime)?;
             }
             Ok(())
         })
         .finalize()
         .unwrap();
-    let before: Vec<EntityId> = f.ecm().snapshot().entities.iter().map(|e| e.id).collect();
+    let before = f.ecm().snapshot();
     f.run(5).unwrap();
     let extra = spawned.lock().unwrap()[0];
     assert!(extra.0 > 3, "run-time ids start above the file's");
     assert!(f.ecm().has_entity(extra));
+    assert!(!f.ecm().has_entity(EntityId(2)) && !f.ecm().has_entity(EntityId(3)), "model and link removed");
     f.runner().events().emit(events::RESET, &[]);
     f.run(1).unwrap(); // delivers the reset event
     f.run(2).unwrap(); // the reset iteration, then one step
     assert!(!f.ecm().has_entity(extra), "entities spawned since load are gone");
     assert_eq!(f.runner().clock.iterations(), 1, "time rewound, then one step");
-    let after: Vec<EntityId> = f.ecm().snapshot().entities.iter().map(|e| e.id).collect();
-    assert_eq!(after, before);
+    assert_eq!(f.ecm().snapshot(), before, "every loaded entity and component is back");
     let again = f.server().runners_mut()[0].ecm.create_entity();
     assert!(again.0 > extra.0, "ids are not reused after a reset");
 }
