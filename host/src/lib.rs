@@ -8,6 +8,7 @@
 //!   every world of a file in lockstep.
 //! * [`config`] reads the server config and decides which systems load; [`plugin`] finds
 //!   and loads their libraries.
+//! * [`state`] turns an ECM into gz's `SerializedStateMap` and back, and records logs.
 //! * [`fixture`] is the test fixture for plugin authors and our own tests.
 
 pub mod config;
@@ -18,4 +19,5 @@ pub mod plugin;
 pub mod runner;
 pub mod sdf;
 pub mod server;
+pub mod state;
 pub(crate) mod xml;

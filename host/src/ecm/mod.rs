@@ -6,6 +6,7 @@
 
 mod catalogue;
 mod facade;
+mod state;
 mod store;
 
 pub use facade::{EcmAccess, Spawner};
