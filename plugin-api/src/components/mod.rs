@@ -307,6 +307,33 @@ mod tests {
         }
     }
 
+    /// docs/components.md lists the catalogue; `TROUPE_BLESS=1` rewrites its table.
+    #[test]
+    fn components_doc_lists_the_catalogue() {
+        let all: Vec<(&str, ComponentTypeId, Option<usize>)> = for_each_builtin_component!(names_and_ids);
+        let mut table = String::from("| Registered name | Type id | Encoded size |\n|---|---|---|\n");
+        for (name, id, size) in &all {
+            let size = size.map_or("variable".to_string(), |n| format!("{n} bytes"));
+            table += &format!("| `{name}` | `{id}` | {size} |\n");
+        }
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/components.md");
+        let doc = std::fs::read_to_string(path).unwrap_or_default();
+        let (begin, end) = ("<!-- catalogue:begin -->\n", "<!-- catalogue:end -->");
+        let current = doc.split_once(begin).and_then(|(_, rest)| rest.split_once(end)).map(|(t, _)| t);
+        if current == Some(table.as_str()) {
+            return;
+        }
+        if std::env::var_os("TROUPE_BLESS").is_some() {
+            let (head, tail) = match (doc.split_once(begin), doc.split_once(end)) {
+                (Some((head, _)), Some((_, tail))) => (head.to_string(), tail.to_string()),
+                _ => (doc.clone(), String::from("\n")),
+            };
+            std::fs::write(path, format!("{head}{begin}{table}{end}{tail}")).unwrap();
+            return;
+        }
+        panic!("docs/components.md is out of date; run with TROUPE_BLESS=1 to rewrite its table:\n{table}");
+    }
+
     #[test]
     fn fixed_sizes_match_the_encoding() {
         assert_eq!(Wrench::SIZE, Some(48));
