@@ -1,7 +1,8 @@
 //! Parsing context (file, positions, ordinals, warnings) and value readers: numbers,
 //! vectors, booleans, colours and poses, each failing with file, line and the text.
 
-use super::dom::Origin;
+use super::dom::{Origin, PoseSdf};
+use super::include::ModelPaths;
 use crate::xml::{elements, qname, XmlDoc};
 use super::SdfError;
 use plugin_api::math::{Pose, Quat, Vec3};
@@ -11,18 +12,24 @@ use xmltree::Element;
 
 pub(crate) type Result<T> = std::result::Result<T, SdfError>;
 
-/// What the walk over one document carries.
+/// What the walk over one document carries. An `<include>` walks the included file with a
+/// context of its own that continues the ordinals, warnings and include stack of this one.
 pub(crate) struct Ctx<'a> {
     pub file: Arc<PathBuf>,
     pub doc: &'a XmlDoc,
     /// The last ordinal handed out.
     pub last_ordinal: u64,
     pub warnings: Vec<String>,
+    /// Where `model://` URIs are looked up.
+    pub paths: Arc<ModelPaths>,
+    /// The files being read, outermost first (this one last when it is a file): an include
+    /// of one of them is a cycle.
+    pub stack: Vec<PathBuf>,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(file: Arc<PathBuf>, doc: &'a XmlDoc) -> Self {
-        Ctx { file, doc, last_ordinal: 0, warnings: Vec::new() }
+    pub fn new(file: Arc<PathBuf>, doc: &'a XmlDoc, paths: Arc<ModelPaths>) -> Self {
+        Ctx { file, doc, last_ordinal: 0, warnings: Vec::new(), paths, stack: Vec::new() }
     }
 
     /// The next entity ordinal (1-based).
@@ -141,17 +148,14 @@ impl<'a> Ctx<'a> {
 
     /// A `<pose>`: `x y z roll pitch yaw` (radians, or degrees with `degrees="true"`), or
     /// `x y z qx qy qz qw` with `rotation_format="quat_xyzw"`; empty means identity.
+    /// `relative_to` is not read here: see [`Ctx::pose_sdf`].
     pub fn pose(&mut self, el: &Element) -> Result<Pose> {
-        for frame_attr in ["relative_to", "frame"] {
-            if el.attributes.get(frame_attr).is_some_and(|f| !f.trim().is_empty()) {
-                self.warn(
-                    el,
-                    format!(
-                        "<pose {frame_attr}> is not supported yet; \
-                         the pose is taken relative to the parent frame"
-                    ),
-                );
-            }
+        if el.attributes.get("frame").is_some_and(|f| !f.trim().is_empty()) {
+            self.warn(
+                el,
+                "<pose frame> (SDFormat 1.5/1.6) is not supported; \
+                 the pose is taken relative to the default frame (use relative_to)",
+            );
         }
         let t = text(el);
         if t.is_empty() {
@@ -194,11 +198,26 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The pose in child `<pose>` of `parent` (identity if none).
-    pub fn child_pose(&mut self, parent: &Element) -> Result<Pose> {
+    /// A `<pose>` with its `relative_to` frame, as written.
+    pub fn pose_sdf(&mut self, el: &Element) -> Result<PoseSdf> {
+        let relative_to = el.attributes.get("relative_to").map(|r| r.trim().to_string());
+        Ok(PoseSdf {
+            value: self.pose(el)?,
+            relative_to: relative_to.unwrap_or_default(),
+            origin: self.origin(el),
+        })
+    }
+
+    /// The identity pose in the default frame of `owner` (an element without `<pose>`).
+    pub fn default_pose(&self, owner: &Element) -> PoseSdf {
+        PoseSdf { value: Pose::IDENTITY, relative_to: String::new(), origin: self.origin(owner) }
+    }
+
+    /// The first child `<pose>` of `parent` as written (identity if none).
+    pub fn child_pose_sdf(&mut self, parent: &Element) -> Result<PoseSdf> {
         match parent.get_child("pose") {
-            Some(p) => self.pose(p),
-            None => Ok(Pose::IDENTITY),
+            Some(p) => self.pose_sdf(p),
+            None => Ok(self.default_pose(parent)),
         }
     }
 

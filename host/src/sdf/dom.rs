@@ -26,6 +26,33 @@ impl std::fmt::Display for Origin {
     }
 }
 
+/// A `<pose>` as written: its value and the frame it is relative to. Entities keep it next to
+/// their resolved `pose`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseSdf {
+    /// The six (or seven) numbers.
+    pub value: Pose,
+    /// The `relative_to` attribute; empty for the element's default frame.
+    pub relative_to: String,
+    /// Where the `<pose>` was written (the element's own start tag when it has no `<pose>`).
+    pub origin: Origin,
+}
+
+/// `<frame>` in a model or world: not an entity, a named pose other poses can be relative to.
+#[derive(Clone, Debug)]
+pub struct FrameSdf {
+    /// `name` attribute.
+    pub name: String,
+    /// `attached_to` attribute; empty for the model frame (in a model) or the world.
+    pub attached_to: String,
+    /// `<pose>` as written (relative to `attached_to` unless it says otherwise).
+    pub raw_pose: PoseSdf,
+    /// The pose resolved relative to the enclosing model frame (or the world).
+    pub pose: Pose,
+    /// Where `<frame>` was written.
+    pub origin: Origin,
+}
+
 /// A whole parsed document.
 #[derive(Clone, Debug)]
 pub struct SdfDocument {
@@ -73,6 +100,8 @@ pub struct WorldSdf {
     pub lights: Vec<LightSdf>,
     /// World-level joints.
     pub joints: Vec<JointSdf>,
+    /// World-level `<frame>`s.
+    pub frames: Vec<FrameSdf>,
     /// System plugins directly under `<world>`, excluding the `gz::sim` /
     /// `ignition::gazebo` level-and-performer element, which is in `levels_plugin`.
     pub plugins: Vec<PluginSdf>,
@@ -97,16 +126,20 @@ pub struct ModelSdf {
     pub ordinal: u64,
     /// `name` attribute.
     pub name: String,
-    /// `<pose>` relative to the parent model or the world.
+    /// The pose relative to the parent model or the world (resolved from `raw_pose`).
     pub pose: Pose,
+    /// `<pose>` as written (or as an `<include>` overrides it).
+    pub raw_pose: PoseSdf,
     /// `<static>`.
     pub is_static: bool,
     /// Links in document order.
     pub links: Vec<LinkSdf>,
     /// Joints in document order.
     pub joints: Vec<JointSdf>,
-    /// Nested models in document order.
+    /// Nested models in document order (included ones in place).
     pub models: Vec<ModelSdf>,
+    /// `<frame>`s.
+    pub frames: Vec<FrameSdf>,
     /// Model plugins.
     pub plugins: Vec<PluginSdf>,
     /// Where `<model>` was written.
@@ -120,8 +153,10 @@ pub struct LinkSdf {
     pub ordinal: u64,
     /// `name` attribute.
     pub name: String,
-    /// `<pose>` relative to the model.
+    /// The pose relative to the model (resolved from `raw_pose`).
     pub pose: Pose,
+    /// `<pose>` as written.
+    pub raw_pose: PoseSdf,
     /// `<inertial>` (defaults: mass 1, identity inertia).
     pub inertial: Inertial,
     /// Collisions in document order.
@@ -143,8 +178,10 @@ pub struct ShapeSdf {
     pub ordinal: u64,
     /// `name` attribute.
     pub name: String,
-    /// `<pose>` relative to the link.
+    /// The pose relative to the link (resolved from `raw_pose`).
     pub pose: Pose,
+    /// `<pose>` as written.
+    pub raw_pose: PoseSdf,
     /// `<geometry>`.
     pub geometry: Geometry,
     /// Where the element was written.
@@ -164,8 +201,11 @@ pub struct JointSdf {
     pub parent: String,
     /// `<child>` link name.
     pub child: String,
-    /// `<pose>` relative to the child link.
+    /// The pose relative to the child link, or whatever frame `child` names (resolved from
+    /// `raw_pose`; gz-sim keeps a joint's pose in its child frame too).
     pub pose: Pose,
+    /// `<pose>` as written.
+    pub raw_pose: PoseSdf,
     /// `<axis>`.
     pub axis: Option<AxisData>,
     /// `<axis2>`.
@@ -183,8 +223,10 @@ pub struct LightSdf {
     pub ordinal: u64,
     /// `name` attribute.
     pub name: String,
-    /// `<pose>` relative to the parent.
+    /// The pose relative to the parent entity (resolved from `raw_pose`).
     pub pose: Pose,
+    /// `<pose>` as written.
+    pub raw_pose: PoseSdf,
     /// Light properties.
     pub light: Light,
     /// Where `<light>` was written.
@@ -200,8 +242,10 @@ pub struct SensorSdf {
     pub name: String,
     /// `type` attribute.
     pub kind: String,
-    /// `<pose>` relative to the parent link or joint.
+    /// The pose relative to the parent link or joint (resolved from `raw_pose`).
     pub pose: Pose,
+    /// `<pose>` as written.
+    pub raw_pose: PoseSdf,
     /// The whole `<sensor>` element as XML.
     pub xml: String,
     /// Sensor plugins.

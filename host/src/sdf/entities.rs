@@ -21,12 +21,21 @@ pub(crate) fn sensor(ctx: &mut Ctx<'_>, el: &Element) -> Result<SensorSdf> {
     let ordinal = ctx.ordinal();
     let name = ctx.attr(el, "name")?;
     let kind = ctx.attr(el, "type")?;
-    let pose = ctx.child_pose(el)?;
+    let raw_pose = ctx.child_pose_sdf(el)?;
     let plugins = elements(el)
         .filter(|c| c.prefix.is_none() && c.name == "plugin")
         .map(|c| plugin(ctx, c))
         .collect::<Result<Vec<_>>>()?;
-    Ok(SensorSdf { ordinal, name, kind, pose, xml: to_string(el), plugins, origin: ctx.origin(el) })
+    Ok(SensorSdf {
+        ordinal,
+        name,
+        kind,
+        pose: raw_pose.value,
+        raw_pose,
+        xml: to_string(el),
+        plugins,
+        origin: ctx.origin(el),
+    })
 }
 
 const JOINT_TOLERATED: &[&str] =
@@ -53,7 +62,7 @@ pub(crate) fn joint(ctx: &mut Ctx<'_>, el: &Element) -> Result<JointSdf> {
             _ if child.prefix.is_some() => {}
             "parent" if parent.is_none() => parent = Some(text(child)),
             "child" if child_name.is_none() => child_name = Some(text(child)),
-            "pose" if pose.is_none() => pose = Some(ctx.pose(child)?),
+            "pose" if pose.is_none() => pose = Some(ctx.pose_sdf(child)?),
             "axis" if axis.is_none() => axis = Some(axis_data(ctx, child)?),
             "axis2" if axis2.is_none() => axis2 = Some(axis_data(ctx, child)?),
             "sensor" => sensors.push(sensor(ctx, child)?),
@@ -68,13 +77,15 @@ pub(crate) fn joint(ctx: &mut Ctx<'_>, el: &Element) -> Result<JointSdf> {
     };
     let parent = need(parent, "parent")?;
     let child = need(child_name, "child")?;
+    let raw_pose = pose.unwrap_or_else(|| ctx.default_pose(el));
     Ok(JointSdf {
         ordinal,
         name,
         kind,
         parent,
         child,
-        pose: pose.unwrap_or_default(),
+        pose: raw_pose.value,
+        raw_pose,
         axis,
         axis2,
         sensors,
@@ -156,7 +167,7 @@ pub(crate) fn light(ctx: &mut Ctx<'_>, el: &Element) -> Result<LightSdf> {
     for child in elements(el) {
         match child.name.as_str() {
             _ if child.prefix.is_some() => {}
-            "pose" if pose.is_none() => pose = Some(ctx.pose(child)?),
+            "pose" if pose.is_none() => pose = Some(ctx.pose_sdf(child)?),
             "cast_shadows" => light.cast_shadows = ctx.bool(child)?,
             "diffuse" => light.diffuse = ctx.color(child)?,
             "specular" => light.specular = ctx.color(child)?,
@@ -179,5 +190,6 @@ pub(crate) fn light(ctx: &mut Ctx<'_>, el: &Element) -> Result<LightSdf> {
             _ => ctx.unknown(child, el),
         }
     }
-    Ok(LightSdf { ordinal, name, pose: pose.unwrap_or_default(), light, origin: ctx.origin(el) })
+    let raw_pose = pose.unwrap_or_else(|| ctx.default_pose(el));
+    Ok(LightSdf { ordinal, name, pose: raw_pose.value, raw_pose, light, origin: ctx.origin(el) })
 }

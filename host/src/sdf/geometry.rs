@@ -30,7 +30,7 @@ pub(crate) fn shape(ctx: &mut Ctx<'_>, el: &Element) -> Result<ShapeSdf> {
     for child in elements(el) {
         match child.name.as_str() {
             _ if child.prefix.is_some() => {}
-            "pose" if pose.is_none() => pose = Some(ctx.pose(child)?),
+            "pose" if pose.is_none() => pose = Some(ctx.pose_sdf(child)?),
             "geometry" if geometry.is_none() => geometry = Some(parse_geometry(ctx, child)?),
             "plugin" => ctx.warn(
                 child,
@@ -45,10 +45,12 @@ pub(crate) fn shape(ctx: &mut Ctx<'_>, el: &Element) -> Result<ShapeSdf> {
         ctx.warn(el, format!("<{}> has no <geometry>; it is empty", qname(el)));
         Geometry::Empty
     });
+    let raw_pose = pose.unwrap_or_else(|| ctx.default_pose(el));
     Ok(ShapeSdf {
         ordinal,
         name,
-        pose: pose.unwrap_or_default(),
+        pose: raw_pose.value,
+        raw_pose,
         geometry,
         origin: ctx.origin(el),
     })

@@ -3,19 +3,28 @@
 //! Errors name the file, the 1-based line (and column for malformed XML) and the problem;
 //! non-fatal findings (unknown elements, unsupported features) are collected in
 //! [`SdfDocument::warnings`], each starting with `file:line:`. No input makes it panic.
+//!
+//! Reading is two passes: the XML walk builds the DOM (including `<include>`d files, numbered
+//! in place), then [`frames`] resolves every `<pose relative_to>` and `<frame>` into poses
+//! relative to each entity's parent entity.
 
 mod ctx;
 mod dom;
 mod entities;
+mod frames;
 mod geometry;
+mod include;
 mod parse;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_files;
+#[cfg(test)]
+mod tests_frames;
 
 pub use dom::*;
+pub use include::ModelPaths;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,11 +75,18 @@ impl SdfError {
 }
 
 /// Reads and parses the SDFormat file at `path`; errors and warnings name it as given.
+/// `model://` URIs are looked up in `GZ_SIM_RESOURCE_PATH` then `SDF_PATH`.
 pub fn parse_file(path: &Path) -> Result<SdfDocument, SdfError> {
+    parse_file_with(path, &ModelPaths::from_env())
+}
+
+/// [`parse_file`] with the model paths given rather than read from the environment.
+pub fn parse_file_with(path: &Path, paths: &ModelPaths) -> Result<SdfDocument, SdfError> {
     let bytes = std::fs::read(path)
         .map_err(|source| SdfError::Io { path: path.to_path_buf(), source })?;
+    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     match String::from_utf8(bytes) {
-        Ok(text) => parse_text(&text, Arc::new(path.to_path_buf())),
+        Ok(text) => parse_text(&text, Arc::new(path.to_path_buf()), paths, Some(key)),
         Err(e) => {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
@@ -84,24 +100,38 @@ pub fn parse_file(path: &Path) -> Result<SdfDocument, SdfError> {
 }
 
 /// Parses SDFormat given as text; `label` stands for the file in errors and warnings (for
-/// example `<create request>`).
+/// example `<create request>`). Relative `<include>` paths are taken from the working
+/// directory; `model://` URIs are looked up as for [`parse_file`].
 pub fn parse_str(text: &str, label: &str) -> Result<SdfDocument, SdfError> {
-    parse_text(text, Arc::new(PathBuf::from(label)))
+    parse_str_with(text, label, &ModelPaths::from_env())
 }
 
-fn parse_text(text: &str, file: Arc<PathBuf>) -> Result<SdfDocument, SdfError> {
+/// [`parse_str`] with the model paths given rather than read from the environment.
+pub fn parse_str_with(text: &str, label: &str, paths: &ModelPaths) -> Result<SdfDocument, SdfError> {
+    parse_text(text, Arc::new(PathBuf::from(label)), paths, None)
+}
+
+fn parse_text(
+    text: &str,
+    file: Arc<PathBuf>,
+    paths: &ModelPaths,
+    canonical: Option<PathBuf>,
+) -> Result<SdfDocument, SdfError> {
     let doc = crate::xml::read(text).map_err(|f| SdfError::Xml {
         file: (*file).clone(),
         line: f.pos.line,
         column: f.pos.column,
         message: f.message,
     })?;
-    let mut ctx = ctx::Ctx::new(file.clone(), &doc);
+    let mut ctx = ctx::Ctx::new(file.clone(), &doc, Arc::new(paths.clone()));
+    ctx.stack.extend(canonical);
     if !doc.exact {
         ctx.warnings.push(format!(
             "{}: element positions could not be matched to the text exactly; lines may be off",
             file.display()
         ));
     }
-    parse::document(&mut ctx, &doc.root)
+    let mut sdf = parse::document(&mut ctx, &doc.root)?;
+    frames::resolve(&mut sdf)?;
+    Ok(sdf)
 }

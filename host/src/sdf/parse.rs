@@ -1,9 +1,10 @@
 //! The document, `<world>`, `<model>` and `<link>`.
 
 use super::ctx::{Ctx, Result};
-use super::dom::{LinkSdf, ModelSdf, NamedSdf, SdfDocument, WorldSdf};
+use super::dom::{FrameSdf, LightSdf, LinkSdf, ModelSdf, NamedSdf, SdfDocument, WorldSdf};
 use super::entities::{joint, light, plugin, sensor};
 use super::geometry::{inertial, shape};
+use super::include::{include, Included};
 use crate::xml::{elements, qname};
 use plugin_api::components::{Inertial, Physics};
 use plugin_api::math::Vec3;
@@ -17,14 +18,13 @@ const WORLD_TOLERATED: &[&str] = &[
     "magnetic_field",
     "spherical_coordinates",
     "audio",
-    "frame",
     "population",
     "road",
     "state",
 ];
 
 const MODEL_TOLERATED: &[&str] =
-    &["self_collide", "allow_auto_disable", "enable_wind", "frame", "gripper", "kinematic"];
+    &["self_collide", "allow_auto_disable", "enable_wind", "gripper", "kinematic"];
 
 const LINK_TOLERATED: &[&str] = &[
     "gravity",
@@ -82,6 +82,59 @@ pub(crate) fn document(ctx: &mut Ctx<'_>, root: &Element) -> Result<SdfDocument>
     Ok(doc)
 }
 
+/// The content of an included file: its one `<model>` or `<light>` (in `<sdf>` or bare).
+pub(crate) fn included(ctx: &mut Ctx<'_>, root: &Element) -> Result<Included> {
+    let candidates: Vec<&Element> = match (root.prefix.as_deref(), root.name.as_str()) {
+        (None, "sdf") => {
+            let version = root.attributes.get("version").map(|v| v.trim()).unwrap_or_default();
+            check_version(ctx, root, version);
+            elements(root).filter(|c| c.prefix.is_none()).collect()
+        }
+        _ => vec![root],
+    };
+    let mut found = None;
+    for el in candidates {
+        let what = match el.name.as_str() {
+            "model" | "light" if found.is_none() => el,
+            "model" | "light" => {
+                ctx.warn(el, format!("an included file holds one model or light; this <{}> is ignored", el.name));
+                continue;
+            }
+            "actor" | "world" => {
+                return Err(ctx.error(
+                    el,
+                    format!("<{}> cannot be included (only a <model> or <light>)", el.name),
+                ))
+            }
+            _ => {
+                ctx.unknown(el, root);
+                continue;
+            }
+        };
+        found = Some(if what.name == "model" {
+            Included::Model(model(ctx, what)?)
+        } else {
+            Included::Light(light(ctx, what)?)
+        });
+    }
+    found.ok_or_else(|| ctx.error(root, "the file holds no <model> or <light> to include"))
+}
+
+/// `<frame name attached_to>`: a named pose; not an entity.
+fn frame(ctx: &mut Ctx<'_>, el: &Element) -> Result<FrameSdf> {
+    let name = ctx.attr(el, "name")?;
+    let attached_to = el.attributes.get("attached_to").map(|a| a.trim().to_string());
+    let raw_pose = ctx.child_pose_sdf(el)?;
+    ctx.check_children(el, &["pose"]);
+    Ok(FrameSdf {
+        name,
+        attached_to: attached_to.unwrap_or_default(),
+        pose: raw_pose.value,
+        raw_pose,
+        origin: ctx.origin(el),
+    })
+}
+
 fn check_version(ctx: &mut Ctx<'_>, root: &Element, version: &str) {
     let minor = version.strip_prefix("1.").and_then(|m| m.parse::<u32>().ok());
     match minor {
@@ -106,6 +159,7 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
         models: Vec::new(),
         lights: Vec::new(),
         joints: Vec::new(),
+        frames: Vec::new(),
         plugins: Vec::new(),
         levels_plugin: None,
         levels: Vec::new(),
@@ -130,8 +184,13 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
             (None, "light") => w.lights.push(light(ctx, child)?),
             (None, "model") => w.models.push(model(ctx, child)?),
             (None, "joint") => w.joints.push(joint(ctx, child)?),
+            (None, "frame") => w.frames.push(frame(ctx, child)?),
             (None, "plugin") => world_plugin(ctx, child, &mut w)?,
-            (None, "include" | "actor") => ctx.unsupported(child),
+            (None, "include") => match include(ctx, child)? {
+                Included::Model(m) => w.models.push(m),
+                Included::Light(l) => w.lights.push(l),
+            },
+            (None, "actor") => ctx.unsupported(child),
             (None, n) if WORLD_TOLERATED.contains(&n) => {}
             (None, _) => ctx.unknown(child, el),
         }
@@ -202,10 +261,12 @@ fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {
         ordinal,
         name: ctx.attr(el, "name")?,
         pose: Default::default(),
+        raw_pose: ctx.default_pose(el),
         is_static: false,
         links: Vec::new(),
         joints: Vec::new(),
         models: Vec::new(),
+        frames: Vec::new(),
         plugins: Vec::new(),
         origin: ctx.origin(el),
     };
@@ -218,7 +279,8 @@ fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {
             _ if child.prefix.is_some() => {}
             "pose" if !seen_pose => {
                 seen_pose = true;
-                m.pose = ctx.pose(child)?;
+                m.raw_pose = ctx.pose_sdf(child)?;
+                m.pose = m.raw_pose.value;
             }
             "static" if !seen_static => {
                 seen_static = true;
@@ -228,8 +290,18 @@ fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {
             "link" => m.links.push(link(ctx, child)?),
             "joint" => m.joints.push(joint(ctx, child)?),
             "model" => m.models.push(model(ctx, child)?),
+            "frame" => m.frames.push(frame(ctx, child)?),
             "plugin" => m.plugins.push(plugin(ctx, child)?),
-            "include" => ctx.unsupported(child),
+            "include" => match include(ctx, child)? {
+                Included::Model(nested) => m.models.push(nested),
+                Included::Light(LightSdf { origin, .. }) => {
+                    return Err(ctx.error(
+                        child,
+                        format!("<include> in <model name=\"{}\"> brings a light ({origin}); \
+                                 lights can be included in a world only", m.name),
+                    ))
+                }
+            },
             "placement_frame" => ctx.warn(
                 child,
                 "<placement_frame> is not supported yet; the pose places the model frame",
@@ -258,6 +330,7 @@ fn link(ctx: &mut Ctx<'_>, el: &Element) -> Result<LinkSdf> {
         ordinal,
         name: ctx.attr(el, "name")?,
         pose: Default::default(),
+        raw_pose: ctx.default_pose(el),
         inertial: Inertial::default(),
         collisions: Vec::new(),
         visuals: Vec::new(),
@@ -271,7 +344,8 @@ fn link(ctx: &mut Ctx<'_>, el: &Element) -> Result<LinkSdf> {
             _ if child.prefix.is_some() => {}
             "pose" if !seen_pose => {
                 seen_pose = true;
-                l.pose = ctx.pose(child)?;
+                l.raw_pose = ctx.pose_sdf(child)?;
+                l.pose = l.raw_pose.value;
             }
             "inertial" if !seen_inertial => {
                 seen_inertial = true;

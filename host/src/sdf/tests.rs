@@ -36,7 +36,6 @@ const ORDINALS: &str = r#"<?xml version="1.0"?>
       <model name="inner">
         <link name="il"/>
       </model>
-      <include><uri>model://x</uri></include>
     </model>
     <actor name="a"><link name="not_numbered"/></actor>
     <plugin name="gz::sim" filename="dummy">
@@ -83,10 +82,7 @@ fn ordinals_follow_document_order() {
     // Unsupported elements are warned about with their line; nothing else warns.
     assert_eq!(
         d.warnings,
-        [
-            "t.sdf:19: <include> is not supported yet, ignored",
-            "t.sdf:21: <actor> is not supported yet, ignored"
-        ]
+        ["t.sdf:20: <actor> is not supported yet, ignored"]
     );
 }
 
@@ -183,7 +179,7 @@ fn unknown_elements_and_unsupported_features_warn() {
     let d = parse(
         "<sdf version='1.6'>\n<world name='w'>\n<foo/>\n<model name='m'>\n<link name='l'>\n\
          <visual name='v'><geometry><heightmap/></geometry>\n<plugin name='x' filename='y'/>\
-         </visual>\n<bar/>\n</link><pose relative_to='other'>1 0 0 0 0 0</pose></model>\n\
+         </visual>\n<bar/>\n</link><pose frame='other'>1 0 0 0 0 0</pose></model>\n\
          <gz:custom/>\n</world></sdf>",
     );
     assert_eq!(
@@ -193,8 +189,8 @@ fn unknown_elements_and_unsupported_features_warn() {
             "t.sdf:6: <heightmap> geometry is not supported yet; it is empty",
             "t.sdf:7: <plugin> in <visual> (a visual plugin) is ignored",
             "t.sdf:8: unknown element <bar> in <link>, ignored",
-            "t.sdf:9: <pose relative_to> is not supported yet; the pose is taken relative to the \
-             parent frame",
+            "t.sdf:9: <pose frame> (SDFormat 1.5/1.6) is not supported; the pose is taken \
+             relative to the default frame (use relative_to)",
         ]
     );
     assert_eq!(d.worlds[0].models[0].pose.position.x, 1.0);
