@@ -9,6 +9,8 @@
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
 
+mod state;
+
 use plugin_api::components::{Link, Name};
 use plugin_api::math::Pose;
 use plugin_api::{Change, Component, EcmRead, EcmView, EntityId, System, UpdateInfo, Which};
@@ -67,9 +69,9 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse or step\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step or state\n";
 
 fn main() {
     let mut plan = Plan::full();
@@ -79,10 +81,10 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
-                    eprint!("troupe-bench: --only needs bulk, sparse or step, got {got}\n{USAGE}");
+                    eprint!("troupe-bench: --only needs bulk, sparse, step or state, got {got}\n{USAGE}");
                     std::process::exit(2);
                 }
             },
@@ -126,6 +128,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("step") {
         bench_step(plan)?;
+        println!();
+    }
+    if plan.runs("state") {
+        state::bench(plan.quick, plan.reps)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());
