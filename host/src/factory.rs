@@ -47,8 +47,10 @@ impl Factory<'_> {
         self.put(id, &Model)?;
         self.put(id, &m.pose)?;
         self.put(id, &Static(m.is_static))?;
+        self.put(id, &SelfCollide(m.self_collide))?;
+        self.put(id, &WindMode(m.enable_wind))?;
         for (i, link) in m.links.iter().enumerate() {
-            let l = self.link(link, id)?;
+            let l = self.link(link, id, m)?;
             if i == 0 {
                 self.put(l, &CanonicalLink)?;
             }
@@ -63,11 +65,16 @@ impl Factory<'_> {
         Ok(id)
     }
 
-    fn link(&mut self, l: &LinkSdf, model: EntityId) -> Result<EntityId, EcmError> {
+    /// A link; `<self_collide>` and `<enable_wind>` it does not write come from its model.
+    fn link(&mut self, l: &LinkSdf, model: EntityId, m: &ModelSdf) -> Result<EntityId, EcmError> {
         let id = self.entity(l.ordinal, model, &l.name)?;
         self.put(id, &Link)?;
         self.put(id, &l.pose)?;
         self.put(id, &l.inertial)?;
+        self.put(id, &GravityEnabled(l.gravity))?;
+        self.put(id, &Kinematic(l.kinematic))?;
+        self.put(id, &SelfCollide(l.self_collide.unwrap_or(m.self_collide)))?;
+        self.put(id, &WindMode(l.enable_wind.unwrap_or(m.enable_wind)))?;
         for c in &l.collisions {
             let s = self.shape(c, id)?;
             self.put(s, &Collision)?;
@@ -89,6 +96,12 @@ impl Factory<'_> {
         let id = self.entity(s.ordinal, link, &s.name)?;
         self.put(id, &s.pose)?;
         self.put(id, &s.geometry)?;
+        if let Some(surface) = &s.surface {
+            self.put(id, surface)?;
+        }
+        if let Some(material) = &s.material {
+            self.put(id, material)?;
+        }
         Ok(id)
     }
 
@@ -122,6 +135,16 @@ impl Factory<'_> {
         let id = self.entity(s.ordinal, parent, &s.name)?;
         self.put(id, &Sensor)?;
         self.put(id, &s.pose)?;
+        self.put(
+            id,
+            &plugin_api::components::SensorSdf {
+                kind: s.kind.clone(),
+                update_rate: s.update_rate,
+                always_on: s.always_on,
+                topic: s.topic.clone(),
+                xml: s.xml.clone(),
+            },
+        )?;
         self.plugins.extend(s.plugins.iter().map(|p| AttachedPlugin { entity: id, plugin: p.clone() }));
         Ok(id)
     }
@@ -136,6 +159,11 @@ pub fn create_world(ecm: &mut Ecm, world: &WorldSdf, entity_count: u64) -> Resul
     f.put(id, &World)?;
     f.put(id, &Gravity(world.gravity))?;
     f.put(id, &world.physics)?;
+    f.put(id, &MagneticField(world.magnetic_field))?;
+    f.put(id, &world.atmosphere)?;
+    f.put(id, &WindVelocity(world.wind))?;
+    f.put(id, &world.spherical_coordinates)?;
+    f.put(id, &world.scene)?;
     // Children in document order: ids are ordinals, so creating kind by kind is fine.
     for light in &world.lights {
         f.light(light, id)?;
@@ -194,3 +222,7 @@ impl Spawner for QueueingSpawner<'_> {
         Ok(top)
     }
 }
+
+#[cfg(test)]
+#[path = "factory_tests.rs"]
+mod tests;

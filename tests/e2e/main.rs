@@ -6,6 +6,7 @@
 //!
 //! * [`worlds`]: gz-sim's reference worlds (`$TROUPE_GZ_WORLDS`) and `worlds/demo.sdf` run.
 //! * [`ids`]: entity ids are a pure function of the world file.
+//! * [`include`]: `<include>` of `model://` URIs found through the environment.
 //! * [`errors`]: every way of failing to start or failing while running says what and where.
 //! * [`lifecycle`]: iteration counts, stop event, signals, pacing.
 //! * [`config`]: which config systems load (`--config`, `GZ_SIM_SERVER_CONFIG_PATH`,
@@ -18,6 +19,7 @@ mod config;
 mod errors;
 mod harness;
 mod ids;
+mod include;
 mod lifecycle;
 mod output;
 mod spawn;

@@ -6,7 +6,10 @@
 //! factory turns ordinals into entity ids (`id = base + ordinal`, base 0 for the world file),
 //! which makes ids a pure function of the file.
 
-use plugin_api::components::{AxisData, Geometry, Inertial, JointType, Light, Physics};
+use plugin_api::components::{
+    Atmosphere, AxisData, Geometry, Inertial, JointType, Light, Material, Physics, Scene,
+    SphericalCoordinates, Surface,
+};
 use plugin_api::math::{Pose, Vec3};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -94,6 +97,16 @@ pub struct WorldSdf {
     pub physics: Physics,
     /// `<gravity>` (default 0 0 -9.8).
     pub gravity: Vec3,
+    /// `<magnetic_field>`, tesla (default 5.5645e-6 22.8758e-6 -42.3884e-6).
+    pub magnetic_field: Vec3,
+    /// `<atmosphere>` (defaults if absent).
+    pub atmosphere: Atmosphere,
+    /// `<wind><linear_velocity>`, m/s (default zero).
+    pub wind: Vec3,
+    /// `<spherical_coordinates>` (EARTH_WGS84 at 0, 0 if absent).
+    pub spherical_coordinates: SphericalCoordinates,
+    /// `<scene>` (defaults if absent).
+    pub scene: Scene,
     /// Models in document order.
     pub models: Vec<ModelSdf>,
     /// World-level lights.
@@ -132,6 +145,10 @@ pub struct ModelSdf {
     pub raw_pose: PoseSdf,
     /// `<static>`.
     pub is_static: bool,
+    /// `<self_collide>` (default false); links that do not say inherit it.
+    pub self_collide: bool,
+    /// `<enable_wind>` (default false); links that do not say inherit it.
+    pub enable_wind: bool,
     /// Links in document order.
     pub links: Vec<LinkSdf>,
     /// Joints in document order.
@@ -159,6 +176,14 @@ pub struct LinkSdf {
     pub raw_pose: PoseSdf,
     /// `<inertial>` (defaults: mass 1, identity inertia).
     pub inertial: Inertial,
+    /// `<gravity>`: whether gravity acts on the link (default true).
+    pub gravity: bool,
+    /// `<kinematic>` (default false).
+    pub kinematic: bool,
+    /// `<self_collide>` as written; `None` takes the model's.
+    pub self_collide: Option<bool>,
+    /// `<enable_wind>` as written; `None` takes the model's.
+    pub enable_wind: Option<bool>,
     /// Collisions in document order.
     pub collisions: Vec<ShapeSdf>,
     /// Visuals in document order.
@@ -184,6 +209,10 @@ pub struct ShapeSdf {
     pub raw_pose: PoseSdf,
     /// `<geometry>`.
     pub geometry: Geometry,
+    /// `<surface>` of a collision (SDFormat defaults when absent); `None` for a visual.
+    pub surface: Option<Surface>,
+    /// `<material>` of a visual, if written; always `None` for a collision.
+    pub material: Option<Material>,
     /// Where the element was written.
     pub origin: Origin,
 }
@@ -242,6 +271,12 @@ pub struct SensorSdf {
     pub name: String,
     /// `type` attribute.
     pub kind: String,
+    /// `<update_rate>`, Hz (default 0: every step).
+    pub update_rate: f64,
+    /// `<always_on>` (default false).
+    pub always_on: bool,
+    /// `<topic>` as written (empty: the sensor type's default).
+    pub topic: String,
     /// The pose relative to the parent link or joint (resolved from `raw_pose`).
     pub pose: Pose,
     /// `<pose>` as written.

@@ -26,10 +26,16 @@ pub(crate) fn sensor(ctx: &mut Ctx<'_>, el: &Element) -> Result<SensorSdf> {
         .filter(|c| c.prefix.is_none() && c.name == "plugin")
         .map(|c| plugin(ctx, c))
         .collect::<Result<Vec<_>>>()?;
+    let update_rate = ctx.child_f64(el, "update_rate", 0.0)?;
+    let always_on = el.get_child("always_on").map_or(Ok(false), |c| ctx.bool(c))?;
+    let topic = el.get_child("topic").map(text).unwrap_or_default();
     Ok(SensorSdf {
         ordinal,
         name,
         kind,
+        update_rate,
+        always_on,
+        topic,
         pose: raw_pose.value,
         raw_pose,
         xml: to_string(el),

@@ -2,6 +2,7 @@
 
 use super::ctx::{text, Ctx, Result};
 use super::dom::ShapeSdf;
+use super::surface::{material, surface};
 use crate::xml::{elements, qname};
 use plugin_api::components::{Geometry, Inertial};
 use plugin_api::math::Vec3;
@@ -9,10 +10,8 @@ use xmltree::Element;
 
 /// Children of `<collision>` and `<visual>` read elsewhere or deliberately ignored.
 const SHAPE_TOLERATED: &[&str] = &[
-    "surface",
     "laser_retro",
     "max_contacts",
-    "material",
     "transparency",
     "cast_shadows",
     "meta",
@@ -25,13 +24,20 @@ const SHAPE_TOLERATED: &[&str] = &[
 pub(crate) fn shape(ctx: &mut Ctx<'_>, el: &Element) -> Result<ShapeSdf> {
     let ordinal = ctx.ordinal();
     let name = ctx.attr(el, "name")?;
+    let is_collision = el.name == "collision";
     let mut pose = None;
     let mut geometry = None;
+    let (mut surf, mut mat) = (None, None);
     for child in elements(el) {
         match child.name.as_str() {
             _ if child.prefix.is_some() => {}
             "pose" if pose.is_none() => pose = Some(ctx.pose_sdf(child)?),
             "geometry" if geometry.is_none() => geometry = Some(parse_geometry(ctx, child)?),
+            "surface" if is_collision && surf.is_none() => surf = Some(surface(ctx, child)?),
+            "material" if !is_collision && mat.is_none() => mat = Some(material(ctx, child)?),
+            "surface" | "material" => {
+                ctx.warn(child, format!("<{}> in <{}> is ignored", child.name, qname(el)))
+            }
             "plugin" => ctx.warn(
                 child,
                 format!("<plugin> in <{}> (a visual plugin) is ignored", qname(el)),
@@ -52,6 +58,8 @@ pub(crate) fn shape(ctx: &mut Ctx<'_>, el: &Element) -> Result<ShapeSdf> {
         pose: raw_pose.value,
         raw_pose,
         geometry,
+        surface: is_collision.then(|| surf.unwrap_or_default()),
+        material: mat,
         origin: ctx.origin(el),
     })
 }

@@ -11,10 +11,12 @@
 mod ctx;
 mod dom;
 mod entities;
+mod environment;
 mod frames;
 mod geometry;
 mod include;
 mod parse;
+mod surface;
 
 #[cfg(test)]
 mod tests;
@@ -22,6 +24,8 @@ mod tests;
 mod tests_files;
 #[cfg(test)]
 mod tests_frames;
+#[cfg(test)]
+mod tests_include;
 
 pub use dom::*;
 pub use include::ModelPaths;

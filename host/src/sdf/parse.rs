@@ -3,6 +3,7 @@
 use super::ctx::{Ctx, Result};
 use super::dom::{FrameSdf, LightSdf, LinkSdf, ModelSdf, NamedSdf, SdfDocument, WorldSdf};
 use super::entities::{joint, light, plugin, sensor};
+use super::environment::{atmosphere, scene, spherical_coordinates, wind, MAGNETIC_FIELD};
 use super::geometry::{inertial, shape};
 use super::include::{include, Included};
 use crate::xml::{elements, qname};
@@ -10,26 +11,12 @@ use plugin_api::components::{Inertial, Physics};
 use plugin_api::math::Vec3;
 use xmltree::Element;
 
-/// World children Troupe reads elsewhere (or later) and does not warn about.
-const WORLD_TOLERATED: &[&str] = &[
-    "scene",
-    "atmosphere",
-    "wind",
-    "magnetic_field",
-    "spherical_coordinates",
-    "audio",
-    "population",
-    "road",
-    "state",
-];
+/// World children SDFormat defines that no Troupe component holds; accepted silently.
+const WORLD_TOLERATED: &[&str] = &["audio", "population", "road", "state"];
 
-const MODEL_TOLERATED: &[&str] =
-    &["self_collide", "allow_auto_disable", "enable_wind", "gripper", "kinematic"];
+const MODEL_TOLERATED: &[&str] = &["allow_auto_disable", "gripper"];
 
 const LINK_TOLERATED: &[&str] = &[
-    "gravity",
-    "kinematic",
-    "self_collide",
     "must_be_base_link",
     "velocity_decay",
     "enable_wind",
@@ -156,6 +143,11 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
         name: ctx.attr(el, "name")?,
         physics: Physics::default(),
         gravity: Vec3::new(0.0, 0.0, -9.8),
+        magnetic_field: MAGNETIC_FIELD,
+        atmosphere: Default::default(),
+        wind: Vec3::ZERO,
+        spherical_coordinates: Default::default(),
+        scene: Default::default(),
         models: Vec::new(),
         lights: Vec::new(),
         joints: Vec::new(),
@@ -167,20 +159,26 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
         include_server_config_plugins: true,
         origin: ctx.origin(el),
     };
-    let (mut seen_physics, mut seen_gravity) = (false, false);
+    let mut seen = std::collections::HashSet::new();
     for child in elements(el) {
+        // Elements SDFormat allows once: the first counts, as in libsdformat.
+        let first = child.prefix.is_none() && seen.insert(child.name.as_str());
         match (child.prefix.as_deref(), child.name.as_str()) {
             (Some("gz"), "policies") => policies(ctx, child, &mut w)?,
             (Some(_), _) => {}
-            (None, "physics") if !seen_physics => {
-                seen_physics = true;
-                w.physics = physics(ctx, child)?;
+            (None, "physics") if first => w.physics = physics(ctx, child)?,
+            (None, "gravity") if first => w.gravity = ctx.vec3(child)?,
+            (None, "magnetic_field") if first => w.magnetic_field = ctx.vec3(child)?,
+            (None, "atmosphere") if first => w.atmosphere = atmosphere(ctx, child)?,
+            (None, "wind") if first => w.wind = wind(ctx, child)?,
+            (None, "scene") if first => w.scene = scene(ctx, child)?,
+            (None, "spherical_coordinates") if first => {
+                w.spherical_coordinates = spherical_coordinates(ctx, child)?
             }
-            (None, "gravity") if !seen_gravity => {
-                seen_gravity = true;
-                w.gravity = ctx.vec3(child)?;
+            (None, "physics" | "gui") => {}
+            (None, n @ ("gravity" | "magnetic_field" | "atmosphere" | "wind" | "scene" | "spherical_coordinates")) => {
+                ctx.warn(child, format!("a second <{n}> in <world> is ignored"))
             }
-            (None, "physics" | "gravity" | "gui") => {}
             (None, "light") => w.lights.push(light(ctx, child)?),
             (None, "model") => w.models.push(model(ctx, child)?),
             (None, "joint") => w.joints.push(joint(ctx, child)?),
@@ -263,6 +261,8 @@ fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {
         pose: Default::default(),
         raw_pose: ctx.default_pose(el),
         is_static: false,
+        self_collide: false,
+        enable_wind: false,
         links: Vec::new(),
         joints: Vec::new(),
         models: Vec::new(),
@@ -286,6 +286,9 @@ fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {
                 seen_static = true;
                 m.is_static = ctx.bool(child)?;
             }
+            "self_collide" => m.self_collide = ctx.bool(child)?,
+            "enable_wind" => m.enable_wind = ctx.bool(child)?,
+            "kinematic" => ctx.warn(child, "<kinematic> is a <link> element in SDFormat; ignored on a <model>"),
             "pose" | "static" => {}
             "link" => m.links.push(link(ctx, child)?),
             "joint" => m.joints.push(joint(ctx, child)?),
@@ -332,6 +335,10 @@ fn link(ctx: &mut Ctx<'_>, el: &Element) -> Result<LinkSdf> {
         pose: Default::default(),
         raw_pose: ctx.default_pose(el),
         inertial: Inertial::default(),
+        gravity: true,
+        kinematic: false,
+        self_collide: None,
+        enable_wind: None,
         collisions: Vec::new(),
         visuals: Vec::new(),
         lights: Vec::new(),
@@ -352,6 +359,10 @@ fn link(ctx: &mut Ctx<'_>, el: &Element) -> Result<LinkSdf> {
                 l.inertial = inertial(ctx, child)?;
             }
             "pose" | "inertial" => {}
+            "gravity" => l.gravity = ctx.bool(child)?,
+            "kinematic" => l.kinematic = ctx.bool(child)?,
+            "self_collide" => l.self_collide = Some(ctx.bool(child)?),
+            "enable_wind" => l.enable_wind = Some(ctx.bool(child)?),
             "collision" => l.collisions.push(shape(ctx, child)?),
             "visual" => l.visuals.push(shape(ctx, child)?),
             "light" => l.lights.push(light(ctx, child)?),
