@@ -7,6 +7,7 @@ use crate::factory::{self, AttachedPlugin};
 use crate::plugin::{PluginLoader, SearchPath};
 use crate::runner::{Clock, RunError, SystemRequest, WorldRunner};
 use crate::sdf::{self, SdfDocument, SdfError, WorldSdf};
+use crate::state::log::{LogError, RecordOptions, DEFAULT_KEYFRAME_INTERVAL};
 use plugin_api::components::Sensor;
 use plugin_api::{Component, EntityId, Which};
 use std::collections::HashSet;
@@ -38,6 +39,8 @@ pub struct ServerOptions {
     pub seed: u64,
     /// Verbosity of plugins' logs forwarded to the host (0 off .. 5 trace).
     pub log_level: u8,
+    /// `--record-path`: record a state log (overrides the config's `<record_path>`).
+    pub record_path: Option<PathBuf>,
 }
 
 /// Why a server could not start.
@@ -55,6 +58,9 @@ pub enum ServerError {
     /// Two worlds with one name.
     #[error("{0}")]
     World(String),
+    /// The state log could not be started.
+    #[error("cannot record: {0}")]
+    Log(#[from] LogError),
     /// Several plugin libraries could not be loaded: all are named at once.
     #[error("{} plugins could not be loaded:\n  {}", .0.len(), .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Plugins(Vec<RunError>),
@@ -112,6 +118,17 @@ impl Server {
         }
         if runners.is_empty() {
             return Err(ServerError::World("the SDF holds no <world>".into()));
+        }
+        if let Some(record) = record_options(opts, &config_set) {
+            if runners.len() != 1 {
+                return Err(ServerError::World(format!(
+                    "a state log records one world, and this file has {}: {}",
+                    runners.len(),
+                    runners.iter().map(|r| r.name().to_string()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            runners[0].start_recording(&record)?;
+            log::info!("recording world {:?} to {}", runners[0].name(), record.path.display());
         }
         let period = match opts.update_rate {
             Some(hz) if hz > 0.0 => Duration::from_secs_f64(1.0 / hz),
@@ -190,6 +207,14 @@ impl Server {
             wall_time: started.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// `--record-path` wins over the config's `<record>`; the keyframe interval comes from the
+/// config when it sets one.
+fn record_options(opts: &ServerOptions, config: &config::ServerConfigFile) -> Option<RecordOptions> {
+    let path = opts.record_path.clone().or_else(|| config.record.as_ref().map(|r| r.path.clone()))?;
+    let keyframe_interval = config.record.as_ref().and_then(|r| r.keyframe_interval).unwrap_or(DEFAULT_KEYFRAME_INTERVAL);
+    Some(RecordOptions { path, keyframe_interval })
 }
 
 const EMPTY_WORLD: &str = r#"<?xml version="1.0"?><sdf version="1.6"><world name="default"/></sdf>"#;

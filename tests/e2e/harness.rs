@@ -107,6 +107,10 @@ impl Troupe {
     pub fn sim(dir: &TestDir) -> Troupe {
         Troupe { args: vec!["sim".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
+    /// `troupe log`, run in `dir`.
+    pub fn log(dir: &TestDir) -> Troupe {
+        Troupe { args: vec!["log".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+    }
     /// Adds an argument.
     pub fn arg(mut self, a: impl Into<OsString>) -> Troupe {
         self.args.push(a.into());

@@ -12,6 +12,7 @@
 //! * [`config`]: which config systems load (`--config`, `GZ_SIM_SERVER_CONFIG_PATH`,
 //!   policies, `--physics-engine`).
 //! * [`spawn`]: systems of models created while running.
+//! * [`logs`]: recording state logs and `troupe log diff`.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -21,6 +22,7 @@ mod harness;
 mod ids;
 mod include;
 mod lifecycle;
+mod logs;
 mod output;
 mod spawn;
 mod worlds;

@@ -1,5 +1,6 @@
-//! Command-line parsing and the `sim` command.
+//! Command-line parsing and the `sim` and `log` commands.
 
+mod log;
 mod sim;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +18,9 @@ struct Cli {
 enum Command {
     /// Run a world (gz-sim's `gz sim -s` flags).
     Sim(sim::SimArgs),
+    /// Work with state logs written by `troupe sim --record-path`.
+    #[command(subcommand)]
+    Log(log::LogCommand),
 }
 
 /// Runs the command line; the exit code is 0 on success, 1 when the run failed, 2 when it
@@ -25,5 +29,6 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Sim(args) => sim::run(args),
+        Command::Log(cmd) => log::run(cmd),
     }
 }

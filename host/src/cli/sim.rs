@@ -45,7 +45,8 @@ pub struct SimArgs {
     /// A physics system library to use instead of the configured one.
     #[arg(long, value_name = "FILE")]
     physics_engine: Option<String>,
-    /// Record the state log to this path.
+    /// Record a state log to this file (see `troupe log diff`; overrides the server
+    /// config's `<record>`).
     #[arg(long, value_name = "PATH")]
     record_path: Option<PathBuf>,
 }
@@ -63,14 +64,11 @@ impl SimArgs {
         if self.network_role.is_some() || self.network_secondaries.is_some() {
             out.push(not_yet("--network-role / --network-secondaries", "distributed simulation"));
         }
-        if self.record_path.is_some() {
-            out.push(not_yet("--record-path", "state logs and playback"));
-        }
         out
     }
 }
 
-fn init_logging(verbose: u8) {
+pub(super) fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => log::LevelFilter::Error,
         1 => log::LevelFilter::Error,
@@ -107,6 +105,7 @@ pub fn run(args: SimArgs) -> ExitCode {
         physics_engine: args.physics_engine.clone(),
         seed: args.seed.unwrap_or(0),
         log_level: verbose.min(5),
+        record_path: args.record_path.clone(),
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,

@@ -15,6 +15,9 @@
 //!   names, so `libgz-sim-physics-system.so` matches `gz-sim-physics-system`.
 //! * **`<plugin_path>DIR</plugin_path>`** children of `<server_config>` add directories
 //!   to the system plugin search path.
+//! * **`<record>`** with `<record_path>FILE</record_path>` (and optionally
+//!   `<keyframe_interval>N</keyframe_interval>`) records a state log, as `--record-path`
+//!   does (see `docs/state-and-logs.md`).
 
 pub mod names;
 mod parse;
@@ -26,7 +29,7 @@ mod tests;
 pub use crate::xml::{parse_element_lenient, XmlSyntaxError};
 pub use names::{canonical_library, map_system, unimplemented_gz_systems, SystemName};
 pub use parse::{
-    parse_server_config_file, parse_server_config_str, EntityType, PluginSpec, ServerConfigFile,
+    parse_server_config_file, parse_server_config_str, EntityType, PluginSpec, RecordSpec, ServerConfigFile,
 };
 pub use select::{priority_from_xml, select_systems, RequestedPlugin, Selected, Selection, Target};
 

@@ -9,6 +9,10 @@
 //!       ...inner XML handed to the system...
 //!     </plugin>
 //!   </plugins>
+//!   <record>                                               <!-- optional: record a state log -->
+//!     <record_path>run.tlog</record_path>                  <!-- the log file -->
+//!     <keyframe_interval>1000</keyframe_interval>          <!-- optional, steps -->
+//!   </record>
 //! </server_config>
 //! ```
 //!
@@ -86,6 +90,21 @@ pub struct ServerConfigFile {
     /// `<plugin_path>` directories, in file order; relative ones are resolved against
     /// the config file's directory.
     pub plugin_paths: Vec<PathBuf>,
+    /// `<record>`: write a state log (`--record-path` overrides the path).
+    pub record: Option<RecordSpec>,
+}
+
+/// The `<record>` element: where to write the state log and how often to put keyframes.
+/// gz-sim records with its LogRecord system, whose `<record_path>` this borrows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordSpec {
+    /// `<record_path>`: the log file; a relative path is resolved against the config
+    /// file's directory.
+    pub path: PathBuf,
+    /// `<keyframe_interval>`: steps between full states (default 1000).
+    pub keyframe_interval: Option<u64>,
+    /// Where it was written: `file:line`.
+    pub origin: String,
 }
 
 /// Reads and parses the server-config file at `path`.
@@ -240,6 +259,13 @@ impl Validator<'_> {
                         config.plugin_paths.push(p);
                     }
                 }
+                (None, "record") => match &config.record {
+                    Some(first) => {
+                        let first = first.origin.clone();
+                        self.problem(child, format!("a second <record> element (the first is at {first})"));
+                    }
+                    None => config.record = self.record(child),
+                },
                 (None, "plugin") => self.problem(child, "<plugin> must be inside <plugins>".into()),
                 _ => {
                     let name = qname(child);
@@ -247,7 +273,7 @@ impl Validator<'_> {
                         child,
                         format!(
                             "unknown element <{name}> in <server_config> \
-                         (expected <plugins> or <plugin_path>)"
+                         (expected <plugins>, <plugin_path> or <record>)"
                         ),
                     );
                 }
@@ -319,6 +345,47 @@ impl Validator<'_> {
             xml,
             origin: format!("{}:{}", self.label, self.line(plugin)),
         })
+    }
+
+    fn record(&mut self, element: &Element) -> Option<RecordSpec> {
+        self.stray_text(element, "record");
+        let before = self.problems.len();
+        let mut path = None;
+        let mut keyframe_interval = None;
+        for child in elements(element) {
+            let text = child.get_text().unwrap_or_default().trim().to_string();
+            match (child.prefix.as_deref(), child.name.as_str()) {
+                (None, "record_path") if text.is_empty() => {
+                    self.problem(child, "empty <record_path>; expected the log file".into())
+                }
+                (None, "record_path") => {
+                    let p = PathBuf::from(text);
+                    path = Some(match self.base {
+                        Some(base) if p.is_relative() => base.join(p),
+                        _ => p,
+                    });
+                }
+                (None, "keyframe_interval") => match text.parse::<u64>() {
+                    Ok(n) if n > 0 => keyframe_interval = Some(n),
+                    _ => self.problem(
+                        child,
+                        format!("<keyframe_interval> is \"{text}\"; expected a whole number of steps, at least 1"),
+                    ),
+                },
+                _ => {
+                    let name = qname(child);
+                    self.problem(
+                        child,
+                        format!("unknown element <{name}> in <record> (expected <record_path> or <keyframe_interval>)"),
+                    );
+                }
+            }
+        }
+        if path.is_none() && self.problems.len() == before {
+            self.problem(element, "<record> needs a <record_path>".into());
+        }
+        let origin = format!("{}:{}", self.label, self.line(element));
+        Some(RecordSpec { path: path?, keyframe_interval, origin })
     }
 
     fn plugin_path(&mut self, element: &Element) -> Option<PathBuf> {

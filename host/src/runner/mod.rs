@@ -12,6 +12,8 @@ pub use systems::{update_order, Phase, Source, SystemFailure, SystemSlot};
 use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
 use crate::factory::{AttachedPlugin, QueueingSpawner};
 use crate::plugin::{LoadError, PluginLoader};
+use crate::state::log::{LogError, RecordOptions, Recorder};
+use crate::state::Stamp;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::RArc;
 use plugin_api::events;
@@ -71,6 +73,9 @@ pub enum RunError {
         /// Its message.
         message: String,
     },
+    /// The state log could not be written.
+    #[error("recording the state log: {0}")]
+    Log(#[from] LogError),
     /// The ECM refused an operation of the host itself.
     #[error("world {world:?}: {message}")]
     Ecm {
@@ -101,6 +106,7 @@ pub struct WorldRunner {
     /// The run's seed, handed to systems.
     pub seed: u64,
     next_system_id: u64,
+    recorder: Option<Recorder>,
 }
 
 impl WorldRunner {
@@ -122,6 +128,7 @@ impl WorldRunner {
             stop_requested: false,
             seed: 0,
             next_system_id: 0,
+            recorder: None,
         }
     }
 
@@ -220,12 +227,38 @@ impl WorldRunner {
         self.snapshot = self.ecm.snapshot();
     }
 
+    /// Starts recording a state log: its header and the current full state now, then each
+    /// step. Call once loading is complete.
+    pub fn start_recording(&mut self, options: &RecordOptions) -> Result<(), LogError> {
+        self.recorder = Some(Recorder::start(options, &self.name, &self.ecm, self.stamp())?);
+        Ok(())
+    }
+
+    /// Writes what the state log has buffered to its file (no-op when not recording).
+    pub fn flush_recording(&mut self) -> Result<(), LogError> {
+        match &mut self.recorder {
+            Some(r) => r.flush(),
+            None => Ok(()),
+        }
+    }
+
+    fn stamp(&self) -> Stamp {
+        let info = self.clock.info();
+        Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }
+    }
+
     /// Runs one iteration that took `wall` of real time since the previous one.
     pub fn step(&mut self, loader: &mut PluginLoader, wall: Duration) -> Result<(), RunError> {
         self.activate_queued(loader)?;
         if self.reset_requested {
             self.reset_requested = false;
-            return self.reset();
+            self.reset()?;
+            // The restored state replaces everything, removals included: log it whole.
+            let stamp = self.stamp();
+            if let Some(recorder) = &mut self.recorder {
+                recorder.record_full(&self.ecm, stamp)?;
+            }
+            return Ok(());
         }
         self.clock.advance(wall);
         let info = self.clock.info();
@@ -244,6 +277,9 @@ impl WorldRunner {
         }
         self.dispatch_events()?;
         self.drop_systems_of_removed_entities();
+        if let Some(recorder) = &mut self.recorder {
+            recorder.record_step(&self.ecm, Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }, info.paused)?;
+        }
         self.ecm.end_step();
         Ok(())
     }
@@ -260,10 +296,13 @@ impl WorldRunner {
         Ok(())
     }
 
-    /// Emits the stop event and delivers pending events without stepping (clean shutdown).
+    /// Emits the stop event and delivers pending events without stepping (clean shutdown);
+    /// flushes the state log.
     pub fn shutdown(&mut self) -> Result<(), RunError> {
         self.bus.emit(events::STOP, &[]);
-        self.dispatch_events()
+        let delivered = self.dispatch_events();
+        self.flush_recording()?;
+        delivered
     }
 
     fn dispatch_events(&mut self) -> Result<(), RunError> {

@@ -18,6 +18,12 @@
 //! The header's stamp is the sim time; its data holds the iteration (`iteration`).
 //! [`fingerprint`] hashes a full state, so two processes that loaded the same world agree
 //! on one 64-bit number (the log header carries it; the distributed handshake can too).
+//! [`log`] records states to a file and reads them back; [`diff`] compares two logs;
+//! [`describe`] puts component values into words.
+
+pub mod describe;
+pub mod diff;
+pub mod log;
 
 use crate::ecm::{Ecm, EntityState};
 use plugin_api::msgs::{header, Header, SerializedComponent, SerializedEntityMap, SerializedStateMap, Time};
@@ -101,10 +107,17 @@ fn entity_entry(state: EntityState) -> SerializedEntityMap {
     }
 }
 
-/// Every entity with every component. `has_one_time_component_changes` is true: applying a
-/// full state must deliver every value.
+/// Every entity with every component; entities pending removal are marked `remove = true`
+/// (as in gz-sim). `has_one_time_component_changes` is true: applying a full state must
+/// deliver every value.
 pub fn full_state(ecm: &Ecm, stamp: Stamp) -> SerializedStateMap {
-    let entities = ecm.snapshot().entities.into_iter().map(|e| (e.id.0, entity_entry(e))).collect();
+    let mut entities: BTreeMap<u64, SerializedEntityMap> =
+        ecm.snapshot().entities.into_iter().map(|e| (e.id.0, entity_entry(e))).collect();
+    for id in ecm.pending_removals() {
+        if let Some(entry) = entities.get_mut(&id.0) {
+            entry.remove = true;
+        }
+    }
     SerializedStateMap { header: Some(stamp.header()), entities, has_one_time_component_changes: true }
 }
 

@@ -239,7 +239,7 @@ fn all_problems_are_reported_together() {
         "many.config:1: the root element is <config>, expected <server_config>",
         "many.config:2: empty <plugin_path>; expected a directory",
         "many.config:3: <plugin> must be inside <plugins>",
-        "many.config:4: unknown element <extra> in <server_config> (expected <plugins> or <plugin_path>)",
+        "many.config:4: unknown element <extra> in <server_config> (expected <plugins>, <plugin_path> or <record>)",
         "many.config:6: <plugin> is missing the `entity_name` attribute",
         "many.config:7: <plugin> has an empty `entity_name` attribute",
         "many.config:8: <plugin> has an empty `name` attribute",
@@ -372,4 +372,35 @@ fn plugin_xml_is_exact_around_comments_and_cdata() {
             "t:1: unexpected text \"c\" in <server_config>"
         ]
     );
+}
+
+#[test]
+fn record_element_names_the_log_and_keyframe_interval() {
+    let dir = temp_dir("record");
+    let path = dir.join("rec.config");
+    std::fs::write(
+        &path,
+        "<server_config><plugins/><record><record_path>logs/run.tlog</record_path>\
+         <keyframe_interval>50</keyframe_interval></record></server_config>",
+    )
+    .unwrap();
+    let record = parse_server_config_file(&path).unwrap().record.unwrap();
+    assert_eq!(record.path, dir.join("logs/run.tlog"), "relative to the config file");
+    assert_eq!(record.keyframe_interval, Some(50));
+    assert!(parse_server_config_str("<server_config><plugins/></server_config>", "x").unwrap().record.is_none());
+
+    let text = "<server_config>\n<plugins/>\n<record><keyframe_interval>0</keyframe_interval><path>a</path></record>\n\
+                <record><record_path>b</record_path></record>\n<record/>\n</server_config>";
+    let lines: Vec<String> = problems(parse_server_config_str(text, "r.config")).iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "r.config:3: <keyframe_interval> is \"0\"; expected a whole number of steps, at least 1",
+            "r.config:3: unknown element <path> in <record> (expected <record_path> or <keyframe_interval>)",
+            "r.config:5: a second <record> element (the first is at r.config:4)",
+        ]
+    );
+    let lines: Vec<String> =
+        problems(parse_server_config_str("<server_config><plugins/><record/></server_config>", "e.config")).iter().map(|p| p.to_string()).collect();
+    assert_eq!(lines, ["e.config:1: <record> needs a <record_path>"]);
 }
