@@ -140,8 +140,8 @@ impl Graph {
         if let Some(&first) = s.names.get(name) {
             let (a, b) = (&self.nodes[first], &self.nodes[node]);
             self.warnings.push(format!(
-                "{}: {} has the name of {} ({}) in {}; the name means the first",
-                b.origin, b.label, a.label, a.origin, s.label
+                "{}: {} has the name of {} ({}) in {}; the name refers to the {}",
+                b.origin, b.label, a.label, a.origin, s.label, a.label
             ));
         } else {
             s.names.insert(name.to_string(), node);
@@ -160,9 +160,7 @@ impl Graph {
     fn world(&mut self, w: &WorldSdf) {
         let scope = self.root_scope(format!("world \"{}\"", w.name), w.origin.clone());
         let frame = self.scopes[scope].frame;
-        for f in &w.frames {
-            self.frame(f, scope);
-        }
+        let frames: Vec<NodeId> = w.frames.iter().map(|f| self.frame(f, scope)).collect();
         for l in &w.lights {
             self.light(l, scope, frame);
         }
@@ -172,9 +170,14 @@ impl Graph {
         for j in &w.joints {
             self.joint(j, scope);
         }
+        for (f, node) in w.frames.iter().zip(frames) {
+            self.register(scope, &f.name, node);
+        }
     }
 
-    fn frame(&mut self, f: &FrameSdf, scope: ScopeId) {
+    /// A frame's node; its name is registered by the caller, after the scope's links,
+    /// joints and models, so that those win a name clash.
+    fn frame(&mut self, f: &FrameSdf, scope: ScopeId) -> NodeId {
         let frame = self.scopes[scope].frame;
         let attached = (!f.attached_to.is_empty())
             .then(|| Link::Name { name: f.attached_to.clone(), scope, attr: "attached_to" });
@@ -183,8 +186,8 @@ impl Graph {
         let label = format!("<frame name=\"{}\">", f.name);
         let node = self.add(label, &f.raw_pose, Some(target));
         self.nodes[node].attached = attached;
-        self.register(scope, &f.name, node);
         self.output(node, Link::Node(frame));
+        node
     }
 
     fn light(&mut self, l: &LightSdf, scope: ScopeId, parent: NodeId) {
@@ -209,9 +212,7 @@ impl Graph {
             models: HashMap::new(),
         });
         self.scopes[scope].models.entry(m.name.clone()).or_insert(inner);
-        for f in &m.frames {
-            self.frame(f, inner);
-        }
+        let frames: Vec<NodeId> = m.frames.iter().map(|f| self.frame(f, inner)).collect();
         for l in &m.links {
             self.link(l, inner);
         }
@@ -220,6 +221,9 @@ impl Graph {
         }
         for nested in &m.models {
             self.model(nested, inner);
+        }
+        for (f, node) in m.frames.iter().zip(frames) {
+            self.register(inner, &f.name, node);
         }
     }
 

@@ -71,6 +71,7 @@ pub(crate) fn include(ctx: &mut Ctx<'_>, el: &Element) -> Result<Included> {
                 child,
                 "<include><placement_frame> is not supported yet; the pose places the model frame",
             ),
+            "namespace" => ctx.unsupported(child),
             "uri" | "name" | "pose" | "static" => {
                 ctx.warn(child, format!("a second <{}> in <include> is ignored", child.name))
             }

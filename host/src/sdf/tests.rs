@@ -299,3 +299,27 @@ fn garbage_never_panics() {
         }
     }
 }
+
+#[test]
+fn misplaced_repeated_and_ambiguous_elements_warn() {
+    let d = parse(
+        "<sdf version='1.11'><world name='w'>\n<wind/>\n<wind/>\n<model name='m'>\n\
+         <kinematic>true</kinematic>\n<link name='x'>\n<visual name='v'><surface/><geometry/></visual>\n\
+         <collision name='c'><material/><geometry/></collision></link>\n<frame name='x'/>\n\
+         <joint name='x' type='fixed'><parent>x</parent><child>x</child></joint></model></world></sdf>",
+    );
+    assert_eq!(
+        d.warnings,
+        [
+            "t.sdf:3: a second <wind> in <world> is ignored",
+            "t.sdf:5: <kinematic> is a <link> element in SDFormat; ignored on a <model>",
+            "t.sdf:7: <surface> in <visual> is ignored",
+            "t.sdf:8: <material> in <collision> is ignored",
+            // Links win a clash with joints and frames, whatever the order.
+            "t.sdf:10: <joint name=\"x\"> has the name of <link name=\"x\"> (t.sdf:6) in model \"m\"; \
+             the name refers to the <link name=\"x\">",
+            "t.sdf:9: <frame name=\"x\"> has the name of <link name=\"x\"> (t.sdf:6) in model \"m\"; \
+             the name refers to the <link name=\"x\">",
+        ]
+    );
+}
