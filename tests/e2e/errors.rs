@@ -215,7 +215,6 @@ fn unavailable_flags_are_refused() {
         (&["--levels"], "--levels"),
         (&["--network-role", "primary"], "--network-role"),
         (&["--network-secondaries", "2"], "--network-secondaries"),
-        (&["--record-path", "x"], "--record-path"),
     ];
     for (flags, named) in cases {
         let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5"]).args(flags.iter()).run();

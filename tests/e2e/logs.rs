@@ -118,6 +118,16 @@ fn truncated_and_corrupt_logs() {
     out.assert_error(2, &["missing.tlog: "]);
 }
 
+/// A log that cannot be created stops the start (exit 2), naming the path.
+#[test]
+fn an_unwritable_record_path_is_an_error() {
+    let tmp = TestDir::new("log_unwritable");
+    tmp.write("w.sdf", &world(0.5, 3, 7));
+    let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5", "--record-path", "no/such/dir/a.tlog"]).arg(tmp.join("w.sdf")).run();
+    out.assert_error(2, &["cannot record: no/such/dir/a.tlog: "]);
+    out.assert_stderr_lacks("troupe: running world(s)");
+}
+
 /// `<record>` in the server config records too; SIGTERM ends the run with the log flushed.
 #[test]
 fn config_record_and_sigterm_leave_a_readable_log() {
