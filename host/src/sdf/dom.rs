@@ -235,13 +235,25 @@ pub struct JointSdf {
     pub pose: Pose,
     /// `<pose>` as written.
     pub raw_pose: PoseSdf,
-    /// `<axis>`.
+    /// `<axis>`; its `xyz` is in the joint frame whatever frame it was written in.
     pub axis: Option<AxisData>,
-    /// `<axis2>`.
+    /// `<axis2>`, likewise.
     pub axis2: Option<AxisData>,
+    /// The frame each axis' `<xyz>` was written in, when not the joint frame.
+    pub axis_frames: [Option<AxisFrame>; 2],
     /// Sensors attached to the joint.
     pub sensors: Vec<SensorSdf>,
     /// Where `<joint>` was written.
+    pub origin: Origin,
+}
+
+/// The frame a joint axis' `<xyz>` was written in: `<xyz expressed_in="F">`, or the
+/// enclosing model frame for SDFormat 1.6's `<use_parent_model_frame>true`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxisFrame {
+    /// The frame's name; empty for the enclosing model frame (the world for a world joint).
+    pub frame: String,
+    /// Where `<xyz>` (or `<use_parent_model_frame>`) was written.
     pub origin: Origin,
 }
 

@@ -1,7 +1,7 @@
 //! `<joint>`, `<light>`, `<sensor>` and `<plugin>`.
 
 use super::ctx::{text, Ctx, Result};
-use super::dom::{JointSdf, LightSdf, PluginSdf, SensorSdf};
+use super::dom::{AxisFrame, JointSdf, LightSdf, PluginSdf, SensorSdf};
 use crate::xml::{elements, to_string};
 use plugin_api::components::{AxisData, JointType, Light, LightKind};
 use xmltree::Element;
@@ -92,33 +92,30 @@ pub(crate) fn joint(ctx: &mut Ctx<'_>, el: &Element) -> Result<JointSdf> {
         child,
         pose: raw_pose.value,
         raw_pose,
-        axis,
-        axis2,
+        axis: axis.as_ref().map(|(a, _)| *a),
+        axis2: axis2.as_ref().map(|(a, _)| *a),
+        axis_frames: [axis.and_then(|(_, f)| f), axis2.and_then(|(_, f)| f)],
         sensors,
         origin: ctx.origin(el),
     })
 }
 
-fn axis_data(ctx: &mut Ctx<'_>, el: &Element) -> Result<AxisData> {
+fn axis_data(ctx: &mut Ctx<'_>, el: &Element) -> Result<(AxisData, Option<AxisFrame>)> {
     let mut a = AxisData::default();
+    let (mut expressed_in, mut parent_model_frame) = (None, None);
     for child in elements(el) {
         match child.name.as_str() {
             _ if child.prefix.is_some() => {}
             "xyz" => {
                 a.xyz = ctx.vec3(child)?;
-                if child.attributes.get("expressed_in").is_some_and(|f| !f.trim().is_empty()) {
-                    ctx.warn(
-                        child,
-                        "<xyz expressed_in> is not supported yet; the axis is taken in the joint frame",
-                    );
+                let frame = child.attributes.get("expressed_in").map(|f| f.trim().to_string());
+                if let Some(frame) = frame.filter(|f| !f.is_empty()) {
+                    expressed_in = Some(AxisFrame { frame, origin: ctx.origin(child) });
                 }
             }
             "use_parent_model_frame" => {
                 if ctx.bool(child)? {
-                    ctx.warn(
-                        child,
-                        "<use_parent_model_frame> is not supported yet; the axis is taken in the joint frame",
-                    );
+                    parent_model_frame = Some(AxisFrame { frame: String::new(), origin: ctx.origin(child) });
                 }
             }
             "limit" => {
@@ -145,7 +142,10 @@ fn axis_data(ctx: &mut Ctx<'_>, el: &Element) -> Result<AxisData> {
             _ => ctx.unknown(child, el),
         }
     }
-    Ok(a)
+    if let (Some(_), Some(_)) = (&expressed_in, &parent_model_frame) {
+        ctx.warn(el, "<xyz expressed_in> and <use_parent_model_frame> both given; expressed_in is used");
+    }
+    Ok((a, expressed_in.or(parent_model_frame)))
 }
 
 /// A `<light>`, SDFormat defaults (linear attenuation 1 as in SDFormat).

@@ -18,7 +18,7 @@ use super::dom::{
     ShapeSdf, WorldSdf,
 };
 use super::SdfError;
-use plugin_api::math::Pose;
+use plugin_api::math::{Pose, Quat};
 use std::collections::HashMap;
 
 type NodeId = usize;
@@ -64,8 +64,10 @@ struct Output {
 struct Graph {
     nodes: Vec<Node>,
     scopes: Vec<Scope>,
-    /// In the order [`write_back`] visits the document.
+    /// In the order the `write_*` functions visit the document.
     outputs: Vec<Output>,
+    /// Per joint, in the same order: the joint's node and the frames its axes were written in.
+    axes: Vec<(NodeId, [Option<Link>; 2])>,
     warnings: Vec<String>,
 }
 
@@ -100,12 +102,24 @@ pub(crate) fn resolve(doc: &mut SdfDocument) -> Result<(), SdfError> {
         };
         out.push(pose);
     }
-    let mut poses = out.into_iter();
-    for w in &mut doc.worlds {
-        write_world(w, &mut poses);
+    // An axis written in frame F turns into the joint frame: R_joint^-1 R_F.
+    let mut turns = Vec::with_capacity(g.axes.len());
+    for (joint, frames) in &g.axes {
+        let mut t = [None, None];
+        for (slot, f) in t.iter_mut().zip(frames) {
+            if let Some(f) = f {
+                let f = g.find(f, *joint)?;
+                *slot = Some(world[*joint].rotation.inverse() * world[f].rotation);
+            }
+        }
+        turns.push(t);
     }
-    doc.lights.iter_mut().for_each(|l| write_light(l, &mut poses));
-    doc.models.iter_mut().for_each(|m| write_model(m, &mut poses));
+    let mut w = Writer { poses: out.into_iter(), turns: turns.into_iter() };
+    for world in &mut doc.worlds {
+        w.world(world);
+    }
+    doc.lights.iter_mut().for_each(|l| w.light(l));
+    doc.models.iter_mut().for_each(|m| w.model(m));
     doc.warnings.append(&mut g.warnings);
     Ok(())
 }
@@ -266,6 +280,14 @@ impl Graph {
         let node = self.add(format!("<joint name=\"{}\">", j.name), &j.raw_pose, Some(target));
         self.register(scope, &j.name, node);
         self.output(node, child);
+        let frame = self.scopes[scope].frame;
+        let axis = |f: &Option<super::dom::AxisFrame>| {
+            f.as_ref().map(|f| match f.frame.as_str() {
+                "" => Link::Node(frame),
+                name => Link::Name { name: name.to_string(), scope, attr: "expressed_in" },
+            })
+        };
+        self.axes.push((node, [axis(&j.axis_frames[0]), axis(&j.axis_frames[1])]));
         for s in &j.sensors {
             self.sensor(s, scope, node);
         }
@@ -296,6 +318,7 @@ impl Graph {
             let what = match attr {
                 "child" => format!("{} has <child>{name}</child>", node.label),
                 "attached_to" => format!("{} has attached_to=\"{name}\"", node.label),
+                "expressed_in" => format!("{} has an axis <xyz expressed_in=\"{name}\">", node.label),
                 _ => format!("{} has <pose relative_to=\"{name}\">", node.label),
             };
             invalid(
@@ -382,45 +405,55 @@ fn invalid(origin: &Origin, message: String) -> SdfError {
     SdfError::Invalid { file: (*origin.file).clone(), line: origin.line, message }
 }
 
-// The write-back walks visit the document in exactly the order of the `Graph` builders.
-
-fn write_world(w: &mut WorldSdf, poses: &mut impl Iterator<Item = Pose>) {
-    w.frames.iter_mut().for_each(|f| write_frame(f, poses));
-    w.lights.iter_mut().for_each(|l| write_light(l, poses));
-    w.models.iter_mut().for_each(|m| write_model(m, poses));
-    w.joints.iter_mut().for_each(|j| write_joint(j, poses));
+/// The write-back walk: it visits the document in exactly the order of the `Graph`
+/// builders, taking the next resolved pose for each element (and the axis turns of each
+/// joint).
+struct Writer<P, T> {
+    poses: P,
+    turns: T,
 }
 
-fn next(poses: &mut impl Iterator<Item = Pose>, into: &mut Pose) {
-    if let Some(p) = poses.next() {
-        *into = p;
-    }
-}
-
-fn write_frame(f: &mut FrameSdf, poses: &mut impl Iterator<Item = Pose>) {
-    next(poses, &mut f.pose);
-}
-
-fn write_light(l: &mut LightSdf, poses: &mut impl Iterator<Item = Pose>) {
-    next(poses, &mut l.pose);
-}
-
-fn write_model(m: &mut ModelSdf, poses: &mut impl Iterator<Item = Pose>) {
-    next(poses, &mut m.pose);
-    m.frames.iter_mut().for_each(|f| write_frame(f, poses));
-    for l in &mut m.links {
-        next(poses, &mut l.pose);
-        for s in l.collisions.iter_mut().chain(&mut l.visuals) {
-            next(poses, &mut s.pose);
+impl<P: Iterator<Item = Pose>, T: Iterator<Item = [Option<Quat>; 2]>> Writer<P, T> {
+    fn next(&mut self, into: &mut Pose) {
+        if let Some(p) = self.poses.next() {
+            *into = p;
         }
-        l.lights.iter_mut().for_each(|x| write_light(x, poses));
-        l.sensors.iter_mut().for_each(|s| next(poses, &mut s.pose));
     }
-    m.joints.iter_mut().for_each(|j| write_joint(j, poses));
-    m.models.iter_mut().for_each(|n| write_model(n, poses));
-}
 
-fn write_joint(j: &mut JointSdf, poses: &mut impl Iterator<Item = Pose>) {
-    next(poses, &mut j.pose);
-    j.sensors.iter_mut().for_each(|s| next(poses, &mut s.pose));
+    fn world(&mut self, w: &mut WorldSdf) {
+        w.frames.iter_mut().for_each(|f| self.next(&mut f.pose));
+        w.lights.iter_mut().for_each(|l| self.light(l));
+        w.models.iter_mut().for_each(|m| self.model(m));
+        w.joints.iter_mut().for_each(|j| self.joint(j));
+    }
+
+    fn light(&mut self, l: &mut LightSdf) {
+        self.next(&mut l.pose);
+    }
+
+    fn model(&mut self, m: &mut ModelSdf) {
+        self.next(&mut m.pose);
+        m.frames.iter_mut().for_each(|f| self.next(&mut f.pose));
+        for l in &mut m.links {
+            self.next(&mut l.pose);
+            for s in l.collisions.iter_mut().chain(&mut l.visuals) {
+                self.next(&mut s.pose);
+            }
+            l.lights.iter_mut().for_each(|x| self.light(x));
+            l.sensors.iter_mut().for_each(|s| self.next(&mut s.pose));
+        }
+        m.joints.iter_mut().for_each(|j| self.joint(j));
+        m.models.iter_mut().for_each(|n| self.model(n));
+    }
+
+    fn joint(&mut self, j: &mut JointSdf) {
+        self.next(&mut j.pose);
+        let turns = self.turns.next().unwrap_or_default();
+        for (axis, turn) in [&mut j.axis, &mut j.axis2].into_iter().zip(turns) {
+            if let (Some(a), Some(q)) = (axis.as_mut(), turn) {
+                a.xyz = q.rotate(a.xyz);
+            }
+        }
+        j.sensors.iter_mut().for_each(|s| self.next(&mut s.pose));
+    }
 }

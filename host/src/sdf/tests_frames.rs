@@ -159,3 +159,39 @@ fn placement_frame_warns_with_file_and_line() {
         ["t.sdf:2: <model placement_frame> is not supported yet; the pose places the model frame"]
     );
 }
+
+#[test]
+fn joint_axes_written_in_other_frames_are_stored_in_the_joint_frame() {
+    // The joint frame is the child link's: turned 90 degrees about z in the model. A vector
+    // written in the model frame is turned by -90 degrees into it: x -> -y, y -> x.
+    let d = parse(
+        "<sdf version='1.9'><model name='m'><link name='base'/>\
+         <link name='arm'><pose>1 2 3 0 0 1.5707963267948966</pose></link>\
+         <joint name='u' type='universal'><parent>base</parent><child>arm</child>\
+           <axis><xyz expressed_in='__model__'>1 0 0</xyz></axis>\
+           <axis2><xyz expressed_in='base'>0 1 0</xyz></axis2></joint>\
+         <joint name='old' type='revolute'><parent>base</parent><child>arm</child>\
+           <axis><use_parent_model_frame>true</use_parent_model_frame><xyz>0 1 0</xyz></axis></joint>\
+         <joint name='plain' type='revolute'><parent>base</parent><child>arm</child>\
+           <axis><xyz>0.6 0 0.8</xyz></axis></joint></model></sdf>",
+    );
+    let m = &d.models[0];
+    let close = |v: plugin_api::math::Vec3, e: [f64; 3]| {
+        (v.x - e[0]).abs() < 1e-12 && (v.y - e[1]).abs() < 1e-12 && (v.z - e[2]).abs() < 1e-12
+    };
+    let xyz = |j: usize, second: bool| {
+        let a = if second { m.joints[j].axis2 } else { m.joints[j].axis };
+        a.map(|a| a.xyz).unwrap_or_default()
+    };
+    assert!(close(xyz(0, false), [0.0, -1.0, 0.0]), "{:?}", xyz(0, false));
+    assert!(close(xyz(0, true), [1.0, 0.0, 0.0]), "{:?}", xyz(0, true));
+    assert!(close(xyz(1, false), [1.0, 0.0, 0.0]), "use_parent_model_frame: {:?}", xyz(1, false));
+    assert_eq!(xyz(2, false), plugin_api::math::Vec3::new(0.6, 0.0, 0.8), "the joint frame: kept exactly");
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    let e = error(
+        "<sdf version='1.9'><model name='m'><link name='l'/>\n<joint name='j' type='revolute'>\
+         <parent>l</parent><child>l</child><axis><xyz expressed_in='nope'>1 0 0</xyz></axis>\
+         </joint></model></sdf>",
+    );
+    assert!(e.starts_with("bad.sdf:2: <joint name=\"j\"> has an axis <xyz expressed_in=\"nope\">, but model \"m\" has no frame named \"nope\""), "{e}");
+}
