@@ -2,7 +2,8 @@
 //!
 //! Every element that becomes an entity carries its `ordinal`: its 1-based position in a
 //! depth-first, document-order walk over entity elements of the parsed document (world,
-//! model, link, collision, visual, joint, light, sensor, level, performer). The entity
+//! model, link, collision, visual, joint, light, sensor, level, performer), with each
+//! `<include>`d file's elements counted where the `<include>` is written. The entity
 //! factory turns ordinals into entity ids (`id = base + ordinal`, base 0 for the world file),
 //! which makes ids a pure function of the file.
 
