@@ -128,6 +128,7 @@ fn lights_read_every_child_with_defaults() {
     assert_eq!(s.direction, Vec3::new(0.0, 1.0, -1.0));
     assert_eq!((s.range, s.attenuation), (20.0, [0.5, 0.25, 0.125]));
     assert_eq!(s.spot, [0.1, 0.6, 1.5]);
+    assert!(!s.on && !s.visualize);
     let b: Light = get(&ecm, "flags/special/bulb");
     assert_eq!(b.kind, LightKind::Point);
     assert!(!b.cast_shadows);
@@ -136,6 +137,7 @@ fn lights_read_every_child_with_defaults() {
     assert_eq!(b.direction, Vec3::new(0.0, 0.0, -1.0));
     assert_eq!((b.range, b.attenuation), (10.0, [1.0, 1.0, 0.0]));
     assert_eq!(b.spot, [0.0, 0.0, 0.0]);
+    assert!(b.on && b.visualize, "SDFormat's defaults");
 }
 
 #[test]

@@ -192,7 +192,9 @@ pub(crate) fn light(ctx: &mut Ctx<'_>, el: &Element) -> Result<LightSdf> {
                 }
                 ctx.check_children(child, &["inner_angle", "outer_angle", "falloff"]);
             }
-            "pose" | "visualize" | "light_on" => {}
+            "light_on" => light.on = ctx.bool(child)?,
+            "visualize" => light.visualize = ctx.bool(child)?,
+            "pose" => {}
             _ => ctx.unknown(child, el),
         }
     }

@@ -84,6 +84,8 @@ pub(super) fn samples() -> Vec<(ComponentTypeId, Vec<u8>)> {
             attenuation: [0.9, 0.01, 0.001],
             intensity: 2.0,
             spot: [0.1, 0.5, 1.0],
+            on: false,
+            visualize: false,
         },
         JointType => JointType::Revolute2,
         JointAxis => JointAxis(axis()),

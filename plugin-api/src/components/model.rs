@@ -248,6 +248,10 @@ pub struct Light {
     pub intensity: f64,
     /// Spot inner angle, outer angle (rad) and falloff.
     pub spot: [f64; 3],
+    /// Whether the light is on (`<light_on>`, default true).
+    pub on: bool,
+    /// Whether a GUI draws the light's visual (`<visualize>`, default true).
+    pub visualize: bool,
 }
 
 impl Default for Light {
@@ -262,13 +266,15 @@ impl Default for Light {
             attenuation: [1.0, 0.0, 0.0],
             intensity: 1.0,
             spot: [0.0, 0.0, 0.0],
+            on: true,
+            visualize: true,
         }
     }
 }
 
 impl Component for Light {
     const NAME: &'static str = "gz_sim_components.Light";
-    const FIXED_SIZE: Option<usize> = Some(1 + 1 + 64 + 24 + 8 + 24 + 8 + 24);
+    const FIXED_SIZE: Option<usize> = Some(1 + 1 + 64 + 24 + 8 + 24 + 8 + 24 + 2);
     fn encode(&self, w: &mut Writer<'_>) {
         w.u8(match self.kind {
             LightKind::Point => 0,
@@ -282,6 +288,8 @@ impl Component for Light {
         self.attenuation.iter().for_each(|v| w.f64(*v));
         w.f64(self.intensity);
         self.spot.iter().for_each(|v| w.f64(*v));
+        w.bool(self.on);
+        w.bool(self.visualize);
     }
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let kind = match r.u8()? {
@@ -300,6 +308,8 @@ impl Component for Light {
         let attenuation = [r.f64()?, r.f64()?, r.f64()?];
         let intensity = r.f64()?;
         let spot = [r.f64()?, r.f64()?, r.f64()?];
+        let on = r.bool()?;
+        let visualize = r.bool()?;
         Ok(Light {
             kind,
             cast_shadows,
@@ -310,6 +320,8 @@ impl Component for Light {
             attenuation,
             intensity,
             spot,
+            on,
+            visualize,
         })
     }
 }
@@ -385,8 +397,8 @@ impl Component for JointType {
     }
 }
 
-/// One joint axis (SDFormat `<axis>`), in the frame `<xyz expressed_in>` names (the joint
-/// frame by default).
+/// One joint axis (SDFormat `<axis>`), always in the joint frame: the loader turns an axis
+/// written with `<xyz expressed_in>` or SDFormat 1.6's `<use_parent_model_frame>` into it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AxisData {
     /// Unit direction.
