@@ -82,6 +82,17 @@ impl TestFixture {
         Self::with_options(ServerOptions { world_text: Some((text.to_string(), "<fixture>".into())), run: true, ..Default::default() })
     }
 
+    /// Plays a state log back (see [`crate::state::playback`]): each step applies the log's
+    /// next step; [`TestFixture::seek`] jumps. Callbacks see the played-back world.
+    pub fn playback(log: impl AsRef<Path>) -> Result<TestFixture, ServerError> {
+        Self::with_options(ServerOptions { playback: Some(log.as_ref().to_path_buf()), run: true, ..Default::default() })
+    }
+
+    /// Playback: puts the world in the state the log has at `iteration`.
+    pub fn seek(&mut self, iteration: u64) -> Result<(), RunError> {
+        self.server.runners_mut()[0].seek(iteration)
+    }
+
     /// Loads with explicit options.
     pub fn with_options(opts: ServerOptions) -> Result<TestFixture, ServerError> {
         Ok(TestFixture { server: Server::load(&opts)?, callbacks: Some(Callbacks::default()) })

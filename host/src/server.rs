@@ -8,7 +8,8 @@ use crate::plugin::{PluginLoader, SearchPath};
 use crate::runner::{Clock, RunError, SystemRequest, WorldRunner};
 use crate::sdf::{self, SdfDocument, SdfError, WorldSdf};
 use crate::state::log::{LogError, RecordOptions, DEFAULT_KEYFRAME_INTERVAL};
-use plugin_api::components::Sensor;
+use crate::state::playback::{self, Player};
+use plugin_api::components::{Physics, Sensor, World};
 use plugin_api::{Component, EntityId, Which};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,11 @@ use std::time::{Duration, Instant};
 /// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
 /// library not listed here are skipped with a warning ("not available yet").
 pub const SHIPPED_SYSTEMS: &[&str] = &[];
+
+/// Libraries that change the simulation rather than observe it, skipped in playback (the log
+/// already holds what they would do).
+pub const SIMULATING_SYSTEMS: &[&str] =
+    &["troupe_physics_rapier", "troupe_user_commands", "troupe_level_manager", "troupe_sensors"];
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]
@@ -41,6 +47,8 @@ pub struct ServerOptions {
     pub log_level: u8,
     /// `--record-path`: record a state log (overrides the config's `<record_path>`).
     pub record_path: Option<PathBuf>,
+    /// `--playback`: replay this state log instead of loading and simulating a world file.
+    pub playback: Option<PathBuf>,
 }
 
 /// Why a server could not start.
@@ -95,6 +103,9 @@ pub struct Server {
 impl Server {
     /// Parses the world, builds each world's ECM, and loads and configures its systems.
     pub fn load(opts: &ServerOptions) -> Result<Server, ServerError> {
+        if let Some(log) = &opts.playback {
+            return Server::load_playback(opts, log);
+        }
         let doc = match (&opts.world_text, &opts.world_file) {
             (Some((text, label)), _) => sdf::parse_str(text, label)?,
             (None, Some(path)) => sdf::parse_file(path)?,
@@ -135,6 +146,58 @@ impl Server {
             _ => runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default(),
         };
         Ok(Server { runners, loader, period, stop: Arc::new(AtomicBool::new(false)) })
+    }
+
+    /// Loads a state log for playback: the world comes from the log's first state, and
+    /// the config's systems run except those that would simulate ([`SIMULATING_SYSTEMS`]).
+    fn load_playback(opts: &ServerOptions, log: &Path) -> Result<Server, ServerError> {
+        if opts.world_file.is_some() || opts.world_text.is_some() {
+            return Err(ServerError::World("--playback replays the world its log holds; do not give a world file too".into()));
+        }
+        let source = config::config_source(opts.config.as_deref(), |k| std::env::var(k).ok(), &default_config_path());
+        let config_set = config::load_config_set(&source)?;
+        if record_options(opts, &config_set).is_some() {
+            return Err(ServerError::World("cannot record while playing a log back (--record-path or <record> with --playback)".into()));
+        }
+        let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
+        let mut loader = PluginLoader::new(SearchPath::new(env_path.as_deref(), &config_set.plugin_paths), opts.log_level);
+
+        let mut player = Player::open(log).map_err(RunError::from)?;
+        let ecm = playback::initial_ecm(&mut player).map_err(RunError::from)?;
+        let no_world = || ServerError::World(format!("{}: the log's first state has no world entity", log.display()));
+        let world_entity = ecm.query(Which::ALL, &[World::ID]).into_iter().next().ok_or_else(no_world)?;
+        let physics = ecm.get::<Physics>(world_entity).unwrap_or_default();
+        let name = player.header().world.clone();
+        let clock = Clock::new(physics.max_step_size, physics.real_time_factor, !opts.run);
+        let mut runner = WorldRunner::new(name.clone(), world_entity, ecm, clock);
+        runner.seed = opts.seed;
+        log::info!("playing back world {name:?} from {} ({} iterations)", log.display(), player.last_iteration());
+
+        let selection = config::select_systems(&[], &config_set.plugins, true);
+        let mut missing = Vec::new();
+        for s in selection.load {
+            if SIMULATING_SYSTEMS.contains(&s.library.as_str()) || opts.physics_engine.as_deref() == Some(s.library.as_str()) {
+                log::info!("playback: {} ({}) skipped: the log replaces what it would simulate", s.name, s.library);
+                continue;
+            }
+            let Some(req) = resolve_selected(&runner, &name, s) else { continue };
+            match runner.add_system(&mut loader, req) {
+                Err(e @ RunError::Load { .. }) => missing.push(e),
+                other => other?,
+            }
+        }
+        match missing.len() {
+            0 => {}
+            1 => return Err(ServerError::Run(missing.remove(0))),
+            _ => return Err(ServerError::Plugins(missing)),
+        }
+        runner.finish_load();
+        runner.start_playback(player);
+        let period = match opts.update_rate {
+            Some(hz) if hz > 0.0 => Duration::from_secs_f64(1.0 / hz),
+            _ => runner.clock.update_period(),
+        };
+        Ok(Server { runners: vec![runner], loader, period, stop: Arc::new(AtomicBool::new(false)) })
     }
 
     /// The runners, one per world, in file order.
@@ -271,7 +334,7 @@ fn load_world(
     // plugins of the world file in document order.
     let mut requests = Vec::new();
     for s in chosen {
-        if let Some(req) = resolve_selected(&runner, world, s) {
+        if let Some(req) = resolve_selected(&runner, &world.name, s) {
             requests.push(req);
         }
     }
@@ -329,8 +392,8 @@ fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selected>) {
     }
 }
 
-fn resolve_selected(runner: &WorldRunner, world: &WorldSdf, s: Selected) -> Option<SystemRequest> {
-    if s.world_name.as_ref().is_some_and(|n| n != &world.name) {
+fn resolve_selected(runner: &WorldRunner, world: &str, s: Selected) -> Option<SystemRequest> {
+    if s.world_name.as_ref().is_some_and(|n| n != world) {
         return None;
     }
     if !available(&s.library, &s.origin) {
@@ -345,7 +408,7 @@ fn resolve_selected(runner: &WorldRunner, world: &WorldSdf, s: Selected) -> Opti
         Target::Sensor(scoped) => find_scoped(runner, scoped),
     };
     let Some(entity) = entity else {
-        log::warn!("{}: system {} targets {:?}, which world {:?} does not have; skipped", s.origin, s.name, s.target, world.name);
+        log::warn!("{}: system {} targets {:?}, which world {:?} does not have; skipped", s.origin, s.name, s.target, world);
         return None;
     };
     Some(SystemRequest { library: s.library, class: s.name, xml: s.xml, origin: s.origin, entity })

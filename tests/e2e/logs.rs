@@ -150,3 +150,22 @@ fn config_record_and_sigterm_leave_a_readable_log() {
     assert!(same.stdout.contains(&format!("the initial state and {steps} steps match")), "{same}");
     same.assert_stderr_lacks("truncated");
 }
+
+/// `troupe sim --playback` replays a recorded log to its end without the world file, and
+/// refuses a world file given with it.
+#[test]
+fn playback_replays_a_log_to_its_end() {
+    let tmp = TestDir::new("log_playback");
+    tmp.write("w.sdf", &world(0.5, 3, 7));
+    record(&tmp, "w.sdf", "a.tlog", 10);
+    std::fs::remove_file(tmp.join("w.sdf")).unwrap();
+    let out = Troupe::sim(&tmp).args(["-r", "-v", "3", "--playback"]).arg(tmp.join("a.tlog")).run();
+    out.assert_code(0);
+    assert!(out.stdout.contains("iterations: 10 "), "plays all 10 recorded steps\n{out}");
+    assert!(out.stderr.contains("the log ends at iteration 10; playback stops"), "{out}");
+
+    tmp.write("w.sdf", &world(0.5, 3, 7));
+    let out = Troupe::sim(&tmp).arg(tmp.join("w.sdf")).arg("--playback").arg(tmp.join("a.tlog")).run();
+    out.assert_code(2);
+    assert!(out.stderr.contains("--playback"), "{out}");
+}

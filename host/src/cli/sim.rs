@@ -49,6 +49,10 @@ pub struct SimArgs {
     /// config's `<record>`).
     #[arg(long, value_name = "PATH")]
     record_path: Option<PathBuf>,
+    /// Play back a state log written with --record-path instead of simulating a world file
+    /// (the world comes from the log; simulating systems are not loaded).
+    #[arg(long, value_name = "PATH", conflicts_with = "file")]
+    playback: Option<PathBuf>,
 }
 
 fn not_yet(flag: &str, issue: &str) -> String {
@@ -106,6 +110,7 @@ pub fn run(args: SimArgs) -> ExitCode {
         seed: args.seed.unwrap_or(0),
         log_level: verbose.min(5),
         record_path: args.record_path.clone(),
+        playback: args.playback.clone(),
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,

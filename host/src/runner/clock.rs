@@ -45,6 +45,15 @@ impl Clock {
         }
     }
 
+    /// Jumps to a recorded instant (playback): dt is the sim time covered by the jump, 0
+    /// when time did not move forward.
+    pub fn jump_to(&mut self, sim_time_ns: i64, iterations: u64, wall: Duration) {
+        self.dt_ns = (sim_time_ns - self.sim_time_ns).max(0);
+        self.sim_time_ns = sim_time_ns;
+        self.iterations = iterations;
+        self.real_time_ns += wall.as_nanos() as i64;
+    }
+
     /// Rewinds to time zero (world reset).
     pub fn rewind(&mut self) {
         self.sim_time_ns = 0;

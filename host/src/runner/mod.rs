@@ -13,6 +13,7 @@ use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
 use crate::factory::{AttachedPlugin, QueueingSpawner};
 use crate::plugin::{LoadError, PluginLoader};
 use crate::state::log::{LogError, RecordOptions, Recorder};
+use crate::state::playback::{PlaybackError, Player};
 use crate::state::Stamp;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::RArc;
@@ -76,6 +77,9 @@ pub enum RunError {
     /// The state log could not be written.
     #[error("recording the state log: {0}")]
     Log(#[from] LogError),
+    /// The state log being played back could not be read or applied.
+    #[error("playing back: {0}")]
+    Playback(#[from] PlaybackError),
     /// The ECM refused an operation of the host itself.
     #[error("world {world:?}: {message}")]
     Ecm {
@@ -107,6 +111,7 @@ pub struct WorldRunner {
     pub seed: u64,
     next_system_id: u64,
     recorder: Option<Recorder>,
+    player: Option<Player>,
 }
 
 impl WorldRunner {
@@ -129,6 +134,7 @@ impl WorldRunner {
             seed: 0,
             next_system_id: 0,
             recorder: None,
+            player: None,
         }
     }
 
@@ -242,6 +248,28 @@ impl WorldRunner {
         }
     }
 
+    /// Makes this runner follow a state log instead of simulating: each unpaused step
+    /// applies the log's next step, and the run stops at the log's end. The ECM must hold
+    /// the log's initial state ([`crate::state::playback::initial_ecm`]).
+    pub fn start_playback(&mut self, player: Player) {
+        self.player = Some(player);
+    }
+
+    /// The log being played back, if any.
+    pub fn player(&self) -> Option<&Player> {
+        self.player.as_ref()
+    }
+
+    /// Playback: puts the world in the state the log has at `iteration` (paused or not).
+    pub fn seek(&mut self, iteration: u64) -> Result<(), RunError> {
+        let Some(player) = &mut self.player else {
+            return Err(RunError::Ecm { world: self.name.clone(), message: "seek: this runner is not playing a log back".into() });
+        };
+        let stamp = player.seek(&mut self.ecm, iteration)?;
+        self.clock.jump_to(stamp.sim_time_ns, stamp.iteration, Duration::ZERO);
+        Ok(())
+    }
+
     fn stamp(&self) -> Stamp {
         let info = self.clock.info();
         Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }
@@ -253,6 +281,9 @@ impl WorldRunner {
         if self.reset_requested {
             self.reset_requested = false;
             self.reset()?;
+            if let Some(player) = &mut self.player {
+                player.seek(&mut self.ecm, 0)?;
+            }
             // The restored state replaces everything, removals included: log it whole.
             let stamp = self.stamp();
             if let Some(recorder) = &mut self.recorder {
@@ -260,7 +291,17 @@ impl WorldRunner {
             }
             return Ok(());
         }
-        self.clock.advance(wall);
+        match &mut self.player {
+            Some(player) if !self.clock.paused => match player.apply_next(&mut self.ecm)? {
+                Some(stamp) => self.clock.jump_to(stamp.sim_time_ns, stamp.iteration, wall),
+                None => {
+                    log::info!("world {:?}: the log ends at iteration {}; playback stops", self.name, self.clock.iterations());
+                    self.stop_requested = true;
+                    return Ok(());
+                }
+            },
+            _ => self.clock.advance(wall),
+        }
         let info = self.clock.info();
         {
             let mut spawner = QueueingSpawner { queue: &mut self.queued };

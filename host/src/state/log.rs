@@ -28,7 +28,7 @@ use crate::ecm::Ecm;
 use plugin_api::msgs::{header, Header, SerializedStateMap};
 use plugin_api::prost::Message;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// The first 8 bytes of every log.
@@ -313,6 +313,23 @@ impl LogReader {
         self.truncated_at
     }
 
+    /// The byte offset and index of the next record.
+    pub fn position(&self) -> (u64, u64) {
+        (self.offset, self.index)
+    }
+
+    /// Moves to the record at `offset`, which is record number `index` (a position answered
+    /// by [`LogReader::position`] or a [`Record`]'s own).
+    pub fn seek_to(&mut self, offset: u64, index: u64) -> Result<(), LogError> {
+        self.input
+            .seek(SeekFrom::Start(offset))
+            .map_err(|source| LogError::Io { path: self.path.clone(), source })?;
+        self.offset = offset;
+        self.index = index;
+        self.truncated_at = None;
+        Ok(())
+    }
+
     /// The next record; `None` at the end. A record cut short ends the log with a warning;
     /// a complete but malformed record is an error.
     pub fn next_record(&mut self) -> Result<Option<Record>, LogError> {
@@ -433,7 +450,12 @@ impl Recorder {
         self.writer.write(RecordKind::Changed, &changed)?;
         self.steps += 1;
         if self.steps % self.keyframe_interval == 0 {
-            self.writer.write(RecordKind::Full, &full_state(ecm, stamp))?;
+            // The state as the step leaves it: entities pending removal are gone by then.
+            let mut keyframe = full_state(ecm, stamp);
+            for id in ecm.pending_removals() {
+                keyframe.entities.remove(&id.0);
+            }
+            self.writer.write(RecordKind::Full, &keyframe)?;
         }
         Ok(())
     }

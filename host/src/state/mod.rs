@@ -24,6 +24,7 @@
 pub mod describe;
 pub mod diff;
 pub mod log;
+pub mod playback;
 
 use crate::ecm::{Ecm, EntityState};
 use plugin_api::msgs::{header, Header, SerializedComponent, SerializedEntityMap, SerializedStateMap, Time};
