@@ -173,24 +173,15 @@ impl Server {
         runner.seed = opts.seed;
         log::info!("playing back world {name:?} from {} ({} iterations)", log.display(), player.last_iteration());
 
-        let selection = config::select_systems(&[], &config_set.plugins, true);
-        let mut missing = Vec::new();
-        for s in selection.load {
+        let mut requests = Vec::new();
+        for s in config::select_systems(&[], &config_set.plugins, true).load {
             if SIMULATING_SYSTEMS.contains(&s.library.as_str()) || opts.physics_engine.as_deref() == Some(s.library.as_str()) {
                 log::info!("playback: {} ({}) skipped: the log replaces what it would simulate", s.name, s.library);
                 continue;
             }
-            let Some(req) = resolve_selected(&runner, &name, s) else { continue };
-            match runner.add_system(&mut loader, req) {
-                Err(e @ RunError::Load { .. }) => missing.push(e),
-                other => other?,
-            }
+            requests.extend(resolve_selected(&runner, &name, s));
         }
-        match missing.len() {
-            0 => {}
-            1 => return Err(ServerError::Run(missing.remove(0))),
-            _ => return Err(ServerError::Plugins(missing)),
-        }
+        add_systems(&mut runner, &mut loader, requests)?;
         runner.finish_load();
         runner.start_playback(player);
         let period = match opts.update_rate {
@@ -339,7 +330,14 @@ fn load_world(
         }
     }
     requests.extend(attached.into_iter().filter_map(request_for_attached));
-    // Report every library that cannot be found or loaded, not just the first.
+    add_systems(&mut runner, loader, requests)?;
+    runner.finish_load();
+    Ok(runner)
+}
+
+/// Adds the systems in order, reporting every library that cannot be found or loaded, not
+/// just the first.
+fn add_systems(runner: &mut WorldRunner, loader: &mut PluginLoader, requests: Vec<SystemRequest>) -> Result<(), ServerError> {
     let mut missing = Vec::new();
     for req in requests {
         match runner.add_system(loader, req) {
@@ -348,12 +346,10 @@ fn load_world(
         }
     }
     match missing.len() {
-        0 => {}
-        1 => return Err(ServerError::Run(missing.remove(0))),
-        _ => return Err(ServerError::Plugins(missing)),
+        0 => Ok(()),
+        1 => Err(ServerError::Run(missing.remove(0))),
+        _ => Err(ServerError::Plugins(missing)),
     }
-    runner.finish_load();
-    Ok(runner)
 }
 
 fn swap_physics(chosen: &mut Vec<Selected>, engine: &str) {
