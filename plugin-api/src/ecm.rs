@@ -3,8 +3,16 @@
 use crate::component::{Change, Component, ComponentTypeId};
 use crate::components::Name;
 use crate::entity::EntityId;
-use crate::ffi::{EcmError, EcmMutObj, EcmRefObj, Which};
-use abi_stable::std_types::{RSlice, RStr, RVec, ROption};
+use crate::ffi::{
+    EcmError, EcmMutObj, EcmRefObj, RecordsReader, RecordsReader_TO, RecordsVisitor, RecordsVisitor_TO,
+    Which,
+};
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::sabi_types::RMut;
+use abi_stable::std_types::{RSlice, RSliceMut, RStr, RVec, ROption};
+use bytemuck::Pod;
+use std::any::Any;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Read access to the ECM, shared by [`Ecm`] (read/write phases) and [`EcmView`]
 /// (post_update). Queries answer entities in ascending id order.
@@ -94,6 +102,22 @@ pub trait EcmRead {
         decode_packed::<C>(&data, size, ids.len())
             .map(|values| ids.into_iter().zip(values).collect())
     }
+    /// Calls `f` with every entity having `C` and every type in `also`, ascending, and its
+    /// `C`, which the host lends in place: one boundary crossing and no copy. `C` is plain
+    /// data (`bytemuck::Pod`, e.g. [`crate::math::Pose`]) whose memory is its byte form; if
+    /// that does not hold on this target, values are decoded one by one instead.
+    fn for_each<C: Component + Pod>(&self, also: &[ComponentTypeId], mut f: impl FnMut(EntityId, &C)) -> Result<(), EcmError> {
+        let types = with_type::<C>(also);
+        let mut reader = Reader::<C, _> { f: &mut f, outcome: Ok(()), panic: None, _c: std::marker::PhantomData };
+        let result = self
+            .facade()
+            .lend_records(Which::ALL, RSlice::from_slice(&types), C::ID, RecordsReader_TO::from_ptr(RMut::new(&mut reader), TD_Opaque))
+            .into_result();
+        if let Some(payload) = reader.panic {
+            resume_unwind(payload);
+        }
+        result.and(reader.outcome)
+    }
     /// Component `C` (fixed-size) of each entity, in one boundary crossing.
     fn read_many<C: Component>(&self, entities: &[EntityId]) -> Result<Vec<C>, EcmError> {
         let size = fixed_size::<C>()?;
@@ -124,6 +148,153 @@ pub trait EcmRead {
             ROption::RNone => None,
         }
     }
+}
+
+/// `C`'s id followed by `also`: the types of a query for `C`.
+fn with_type<C: Component>(also: &[ComponentTypeId]) -> Vec<ComponentTypeId> {
+    let mut types = Vec::with_capacity(also.len() + 1);
+    types.push(C::ID);
+    types.extend_from_slice(also);
+    types
+}
+
+/// Whether `C`'s memory is its byte form: same size, and a value whose every byte differs
+/// encodes to exactly its own memory (so no field is reordered, resized or byte-swapped).
+fn layout_is_byte_form<C: Component + Pod>() -> bool {
+    if C::FIXED_SIZE != Some(std::mem::size_of::<C>()) {
+        return false;
+    }
+    let mut probe = C::zeroed();
+    for (i, b) in bytemuck::bytes_of_mut(&mut probe).iter_mut().enumerate() {
+        *b = (i as u8).wrapping_add(1);
+    }
+    probe.to_bytes() == bytemuck::bytes_of(&probe)
+}
+
+/// Whether two values have the same bytes, compared a word at a time: a call to `memcmp`
+/// per value cost more than the rest of a bulk update.
+#[inline(always)]
+fn same_bytes<C: Pod>(a: &C, b: &C) -> bool {
+    let (a, b) = (bytemuck::bytes_of(a), bytemuck::bytes_of(b));
+    let words = a.len() / 8;
+    for w in 0..words {
+        let x: [u8; 8] = [a[w * 8], a[w * 8 + 1], a[w * 8 + 2], a[w * 8 + 3], a[w * 8 + 4], a[w * 8 + 5], a[w * 8 + 6], a[w * 8 + 7]];
+        let y: [u8; 8] = [b[w * 8], b[w * 8 + 1], b[w * 8 + 2], b[w * 8 + 3], b[w * 8 + 4], b[w * 8 + 5], b[w * 8 + 6], b[w * 8 + 7]];
+        if u64::from_ne_bytes(x) != u64::from_ne_bytes(y) {
+            return false;
+        }
+    }
+    (words * 8..a.len()).all(|i| a[i] == b[i])
+}
+
+fn check_lent<C: Component>(ids: usize, records: usize, bytes: usize) -> Result<usize, EcmError> {
+    let size = fixed_size::<C>()?;
+    if ids != records || (size > 0 && bytes % size != 0) {
+        return Err(EcmError::new(format!(
+            "{}: host lent {ids} ids, {records} records and {bytes} bytes of {size}-byte values",
+            C::NAME
+        )));
+    }
+    Ok(size)
+}
+
+fn bad_record<C: Component>(record: u32) -> EcmError {
+    EcmError::new(format!("{}: host lent record {record} out of range", C::NAME))
+}
+
+/// Visits lent records writable (see [`Ecm::for_each_mut`]); a panic in `f` is caught and
+/// re-raised on this side of the boundary once the host's call has returned.
+struct Visitor<'f, C, F> {
+    f: &'f mut F,
+    outcome: Result<(), EcmError>,
+    panic: Option<Box<dyn Any + Send>>,
+    _c: std::marker::PhantomData<fn() -> C>,
+}
+
+impl<C: Component + Pod, F: FnMut(EntityId, &mut C)> RecordsVisitor for Visitor<'_, C, F> {
+    fn visit_mut(&mut self, ids: RSlice<'_, EntityId>, slots: RSlice<'_, u32>, records: RSliceMut<'_, u8>, changed: &mut RVec<u32>) {
+        let f = &mut *self.f;
+        match catch_unwind(AssertUnwindSafe(|| visit_mut::<C, F>(f, &ids, &slots, records.into_mut_slice(), changed))) {
+            Ok(outcome) => self.outcome = outcome,
+            Err(payload) => self.panic = Some(payload),
+        }
+    }
+}
+
+fn visit_mut<C: Component + Pod, F: FnMut(EntityId, &mut C)>(
+    f: &mut F,
+    ids: &[EntityId],
+    slots: &[u32],
+    records: &mut [u8],
+    changed: &mut RVec<u32>,
+) -> Result<(), EcmError> {
+    let size = check_lent::<C>(ids.len(), slots.len(), records.len())?;
+    if layout_is_byte_form::<C>() {
+        // In place. The cast fails only if the host's buffer is not aligned for `C` (an
+        // older host copies into a plain byte vector): then the copying path below.
+        if let Ok(values) = bytemuck::try_cast_slice_mut::<u8, C>(records) {
+            // Collected here and handed over in one copy: `RVec::push` is not inlined.
+            let mut local = Vec::with_capacity(ids.len());
+            for (i, (&id, &slot)) in ids.iter().zip(slots).enumerate() {
+                let value = values.get_mut(slot as usize).ok_or_else(|| bad_record::<C>(slot))?;
+                let before = *value;
+                f(id, value);
+                if !same_bytes(&before, value) {
+                    local.push(i as u32);
+                }
+            }
+            changed.extend_from_copy_slice(&local);
+            return Ok(());
+        }
+    }
+    for (i, (&id, &slot)) in ids.iter().zip(slots).enumerate() {
+        let start = slot as usize * size;
+        let record = records.get_mut(start..start + size).ok_or_else(|| bad_record::<C>(slot))?;
+        let before = C::from_bytes(record).map_err(|e| EcmError::new(e.to_string()))?;
+        let mut value = before;
+        f(id, &mut value);
+        if !same_bytes(&before, &value) {
+            record.copy_from_slice(&value.to_bytes()[..size]);
+            changed.push(i as u32);
+        }
+    }
+    Ok(())
+}
+
+/// Visits lent records read-only (see [`EcmRead::for_each`]).
+struct Reader<'f, C, F> {
+    f: &'f mut F,
+    outcome: Result<(), EcmError>,
+    panic: Option<Box<dyn Any + Send>>,
+    _c: std::marker::PhantomData<fn() -> C>,
+}
+
+impl<C: Component + Pod, F: FnMut(EntityId, &C)> RecordsReader for Reader<'_, C, F> {
+    fn visit(&mut self, ids: RSlice<'_, EntityId>, slots: RSlice<'_, u32>, records: RSlice<'_, u8>) {
+        let f = &mut *self.f;
+        match catch_unwind(AssertUnwindSafe(|| visit::<C, F>(f, &ids, &slots, &records))) {
+            Ok(outcome) => self.outcome = outcome,
+            Err(payload) => self.panic = Some(payload),
+        }
+    }
+}
+
+fn visit<C: Component + Pod, F: FnMut(EntityId, &C)>(f: &mut F, ids: &[EntityId], slots: &[u32], records: &[u8]) -> Result<(), EcmError> {
+    let size = check_lent::<C>(ids.len(), slots.len(), records.len())?;
+    if layout_is_byte_form::<C>() {
+        if let Ok(values) = bytemuck::try_cast_slice::<u8, C>(records) {
+            for (&id, &slot) in ids.iter().zip(slots) {
+                f(id, values.get(slot as usize).ok_or_else(|| bad_record::<C>(slot))?);
+            }
+            return Ok(());
+        }
+    }
+    for (&id, &slot) in ids.iter().zip(slots) {
+        let start = slot as usize * size;
+        let record = records.get(start..start + size).ok_or_else(|| bad_record::<C>(slot))?;
+        f(id, &C::from_bytes(record).map_err(|e| EcmError::new(e.to_string()))?);
+    }
+    Ok(())
 }
 
 fn fixed_size<C: Component>() -> Result<usize, EcmError> {
@@ -189,6 +360,39 @@ impl<'a> Ecm<'a> {
     /// Removes component `C`; false if it was absent.
     pub fn remove<C: Component>(&mut self, entity: EntityId) -> bool {
         self.obj.remove_component(entity, C::ID)
+    }
+    /// Calls `f` with every entity having `C` and every type in `also`, ascending, and a
+    /// `&mut C` into the host's own storage: one boundary crossing, no copy, no allocation.
+    /// Each value `f` changes (compared byte for byte afterwards) is flagged `change`, as
+    /// [`Ecm::set`] would. The bulk path of physics-style updates.
+    ///
+    /// `C` is plain data (`bytemuck::Pod`, e.g. [`crate::math::Pose`]) whose memory is its
+    /// byte form; if that does not hold on this target, or the host is older than
+    /// plugin-api 1.2, values are copied, decoded and written back instead (same results).
+    /// `ParentEntity` cannot be updated this way (use [`Ecm::set_parent`]). A panic in `f`
+    /// propagates after the host's call returned; values changed before it are kept.
+    pub fn for_each_mut<C: Component + Pod>(
+        &mut self,
+        also: &[ComponentTypeId],
+        change: Change,
+        mut f: impl FnMut(EntityId, &mut C),
+    ) -> Result<(), EcmError> {
+        let types = with_type::<C>(also);
+        let mut visitor = Visitor::<C, _> { f: &mut f, outcome: Ok(()), panic: None, _c: std::marker::PhantomData };
+        let result = self
+            .obj
+            .lend_records_mut(
+                Which::ALL,
+                RSlice::from_slice(&types),
+                C::ID,
+                change,
+                RecordsVisitor_TO::from_ptr(RMut::new(&mut visitor), TD_Opaque),
+            )
+            .into_result();
+        if let Some(payload) = visitor.panic {
+            resume_unwind(payload);
+        }
+        result.and(visitor.outcome)
     }
     /// Writes component `C` (fixed-size) of many entities in one boundary crossing.
     pub fn write_many<C: Component>(

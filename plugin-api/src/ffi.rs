@@ -10,7 +10,8 @@
 use crate::component::{Change, ComponentTypeId};
 use crate::entity::EntityId;
 use abi_stable::sabi_trait;
-use abi_stable::std_types::{RArc, RBox, RResult, RSlice, RStr, RString, RVec, ROption};
+use abi_stable::sabi_types::RMut;
+use abi_stable::std_types::{RArc, RBox, RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString, RVec, ROption};
 use abi_stable::StableAbi;
 
 /// Which entities a query returns.
@@ -130,6 +131,91 @@ pub trait EcmFacade {
     /// run-time ids, loading the systems its `<plugin>`s name; answers the top entity.
     #[sabi(last_prefix_field)]
     fn create_from_sdf(&mut self, sdf: RStr<'_>, parent: EntityId) -> RResult<EntityId, EcmError>;
+
+    /// Lends the values of fixed-size component `ty` of the entities that have every type
+    /// in `types` (which must include `ty`), in place, for one call of `visitor`: see
+    /// [`RecordsVisitor::visit_mut`]. Afterwards flags each value the visitor reported
+    /// changed with `change`. (plugin-api 1.2. The default, for older hosts, copies the
+    /// values out with `query_read` and the changed ones back with `write_many`.)
+    fn lend_records_mut(
+        &mut self,
+        which: Which,
+        types: RSlice<'_, ComponentTypeId>,
+        ty: ComponentTypeId,
+        change: Change,
+        visitor: RecordsVisitor_TO<'_, RMut<'_, ()>>,
+    ) -> RResult<(), EcmError> {
+        let (mut ids, mut data) = (RVec::new(), RVec::new());
+        if let RErr(e) = self.query_read(which, types, ty, &mut ids, &mut data) {
+            return RErr(e);
+        }
+        let slots: RVec<u32> = (0..ids.len() as u32).collect();
+        let mut changed = RVec::new();
+        let mut visitor = visitor;
+        visitor.visit_mut(ids.as_rslice(), slots.as_rslice(), data.as_mut_rslice(), &mut changed);
+        if changed.is_empty() {
+            return ROk(());
+        }
+        let size = data.len() / ids.len();
+        let (mut changed_ids, mut changed_data) = (RVec::new(), RVec::new());
+        for &i in changed.iter() {
+            let i = i as usize;
+            if i >= ids.len() {
+                return RErr(EcmError::new(format!("lend_records_mut: changed index {i} of {}", ids.len())));
+            }
+            changed_ids.push(ids[i]);
+            changed_data.extend_from_slice(&data[i * size..(i + 1) * size]);
+        }
+        self.write_many(ty, changed_ids.as_rslice(), changed_data.as_rslice(), change)
+    }
+
+    /// Lends the values of fixed-size component `ty` of the entities that have every type
+    /// in `types` (which must include `ty`), read-only, for one call of `visitor`.
+    /// (plugin-api 1.2. The default, for older hosts, copies them out with `query_read`.)
+    fn lend_records(
+        &self,
+        which: Which,
+        types: RSlice<'_, ComponentTypeId>,
+        ty: ComponentTypeId,
+        visitor: RecordsReader_TO<'_, RMut<'_, ()>>,
+    ) -> RResult<(), EcmError> {
+        let (mut ids, mut data) = (RVec::new(), RVec::new());
+        if let RErr(e) = self.query_read(which, types, ty, &mut ids, &mut data) {
+            return RErr(e);
+        }
+        let slots: RVec<u32> = (0..ids.len() as u32).collect();
+        let mut visitor = visitor;
+        visitor.visit(ids.as_rslice(), slots.as_rslice(), data.as_rslice());
+        ROk(())
+    }
+}
+
+/// What a system does with component values the host lends it in place
+/// ([`EcmFacade::lend_records_mut`]). The safe way to use it is [`crate::Ecm::for_each_mut`].
+#[sabi_trait]
+pub trait RecordsVisitor {
+    /// Called once. Entity `ids[i]` (ascending) has its value, in byte form, at
+    /// `records[slots[i] * size..][..size]`, `size` being the component's fixed size. Write
+    /// new values in place and push `i` into `changed` for each value changed. Must not
+    /// unwind: catch panics and re-raise them after the host's call returned.
+    #[sabi(last_prefix_field)]
+    fn visit_mut(
+        &mut self,
+        ids: RSlice<'_, EntityId>,
+        slots: RSlice<'_, u32>,
+        records: RSliceMut<'_, u8>,
+        changed: &mut RVec<u32>,
+    );
+}
+
+/// What a system does with component values the host lends it read-only
+/// ([`EcmFacade::lend_records`]). The safe way to use it is [`crate::EcmRead::for_each`].
+#[sabi_trait]
+pub trait RecordsReader {
+    /// Called once; `ids`, `slots` and `records` as in [`RecordsVisitor::visit_mut`]. Must
+    /// not unwind.
+    #[sabi(last_prefix_field)]
+    fn visit(&mut self, ids: RSlice<'_, EntityId>, slots: RSlice<'_, u32>, records: RSlice<'_, u8>);
 }
 
 /// The ECM lent mutably (configure, reset, pre_update, update).
@@ -246,6 +332,38 @@ impl ResetOutcome {
     pub const RECONFIGURE: ResetOutcome = ResetOutcome(1);
 }
 
+/// The update hooks a system implements, stated once when it is loaded: the host calls only
+/// those, as gz-sim calls only the `ISystem*` interfaces a system implements. A bit set.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Hooks(pub u8);
+
+impl Hooks {
+    /// No update hook.
+    pub const NONE: Hooks = Hooks(0);
+    /// `pre_update`.
+    pub const PRE_UPDATE: Hooks = Hooks(1);
+    /// `update`.
+    pub const UPDATE: Hooks = Hooks(2);
+    /// `post_update`.
+    pub const POST_UPDATE: Hooks = Hooks(4);
+    /// All three: the default, and what a plugin built before plugin-api 1.2 answers.
+    pub const ALL: Hooks = Hooks(7);
+
+    /// Whether every hook of `other` is in `self`.
+    #[inline]
+    pub const fn contains(self, other: Hooks) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for Hooks {
+    type Output = Hooks;
+    fn bitor(self, other: Hooks) -> Hooks {
+        Hooks(self.0 | other.0)
+    }
+}
+
 /// A system as the host drives it. Produced by [`crate::SystemAdapter`]; do not implement
 /// it by hand.
 #[sabi_trait]
@@ -269,6 +387,46 @@ pub trait FfiSystem: Send {
     /// Read-only, after the step.
     #[sabi(last_prefix_field)]
     fn post_update(&mut self, info: &UpdateInfo, ecm: EcmRefObj<'_>) -> RResult<(), SystemError>;
+
+    /// The update hooks the system implements (plugin-api 1.2; older plugins: all).
+    fn hooks(&self) -> Hooks {
+        Hooks::ALL
+    }
+    /// `pre_update`, answering whether it succeeded and writing a failure to `failure`.
+    ///
+    /// The `run_*` methods are the host's per-step path (plugin-api 1.2): a `bool` comes
+    /// back in a register, while the 48-byte `RResult` of `pre_update` is written to memory
+    /// in pieces and read back whole, which stalls the CPU on every call. Their defaults, for
+    /// older plugins, call the hooks above.
+    fn run_pre_update(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>, failure: &mut ROption<SystemError>) -> bool {
+        match self.pre_update(info, ecm) {
+            ROk(()) => true,
+            RErr(e) => {
+                *failure = ROption::RSome(e);
+                false
+            }
+        }
+    }
+    /// `update`, reporting like [`FfiSystem::run_pre_update`].
+    fn run_update(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>, failure: &mut ROption<SystemError>) -> bool {
+        match self.update(info, ecm) {
+            ROk(()) => true,
+            RErr(e) => {
+                *failure = ROption::RSome(e);
+                false
+            }
+        }
+    }
+    /// `post_update`, reporting like [`FfiSystem::run_pre_update`].
+    fn run_post_update(&mut self, info: &UpdateInfo, ecm: EcmRefObj<'_>, failure: &mut ROption<SystemError>) -> bool {
+        match self.post_update(info, ecm) {
+            ROk(()) => true,
+            RErr(e) => {
+                *failure = ROption::RSome(e);
+                false
+            }
+        }
+    }
 }
 
 /// A system object as it crosses the boundary.

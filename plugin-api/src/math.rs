@@ -2,13 +2,18 @@
 //!
 //! These are plain `#[repr(C)]` values so they can sit inside components that cross the
 //! plugin boundary. Plugins that use a maths library (nalgebra, glam) convert at their edge.
+//!
+//! Each is also plain old data ([`bytemuck::Pod`]): f64 fields only, no padding, and on a
+//! little-endian target its memory is exactly its byte form (`Writer::vec3`, `quat`,
+//! `pose`), which lets [`crate::Ecm::for_each_mut`] hand out values in place.
 
 use abi_stable::StableAbi;
+use bytemuck::{Pod, Zeroable};
 use std::ops::{Add, Mul, Neg, Sub};
 
 /// A 3-vector (metres, metres per second, newtons... as the component says).
 #[repr(C)]
-#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Vec3 {
     /// x component.
     pub x: f64,
@@ -73,7 +78,7 @@ impl Neg for Vec3 {
 
 /// A unit quaternion (w, x, y, z) for rotations.
 #[repr(C)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct Quat {
     /// Scalar part.
     pub w: f64,
@@ -161,7 +166,7 @@ impl Mul for Quat {
 
 /// A rigid transform: where a frame is and how it is turned, relative to another frame.
 #[repr(C)]
-#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Pose {
     /// Origin of the frame, metres.
     pub position: Vec3,
@@ -201,9 +206,33 @@ impl Mul for Pose {
     }
 }
 
+// The byte forms are 3, 4 and 7 little-endian f64: the layouts must have those sizes (the
+// field order is checked by the `layout_is_the_byte_form` test).
+const _: () = assert!(std::mem::size_of::<Vec3>() == 24);
+const _: () = assert!(std::mem::size_of::<Quat>() == 32);
+const _: () = assert!(std::mem::size_of::<Pose>() == 56);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Writer;
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn layout_is_the_byte_form() {
+        // Distinct values in every field, so a swapped field or byte order shows.
+        let p = Pose { position: Vec3::new(1.5, -2.25, 3.125), rotation: Quat { w: 0.5, x: -0.75, y: 6.0, z: -7.5 } };
+        let mut encoded = Vec::new();
+        let mut w = Writer(&mut encoded);
+        w.pose(p);
+        assert_eq!(bytemuck::bytes_of(&p), encoded.as_slice());
+        let mut encoded = Vec::new();
+        Writer(&mut encoded).vec3(p.position);
+        assert_eq!(bytemuck::bytes_of(&p.position), encoded.as_slice());
+        let mut encoded = Vec::new();
+        Writer(&mut encoded).quat(p.rotation);
+        assert_eq!(bytemuck::bytes_of(&p.rotation), encoded.as_slice());
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12

@@ -4,7 +4,8 @@
 use crate::ecm::{Ecm, EcmView};
 use crate::entity::EntityId;
 use crate::ffi::{
-    EcmMutObj, EcmRefObj, ErrorKind, FfiSystem, HostObj, ResetOutcome, SystemError, UpdateInfo,
+    EcmMutObj, EcmRefObj, ErrorKind, FfiSystem, HostObj, Hooks, ResetOutcome, SystemError,
+    UpdateInfo,
 };
 use crate::host::Host;
 use abi_stable::std_types::{RErr, ROk, ROption, RResult, RStr, RString};
@@ -74,11 +75,25 @@ pub struct ConfigureContext<'a> {
 ///
 /// Every hook but `update` has a no-op default. A panic in any hook is caught at the
 /// boundary and ends the run with an error naming the system, the phase and the message.
+///
+/// # Hooks the host calls
+///
+/// [`System::hooks`] states, once when the system is loaded, which of `pre_update`,
+/// `update` and `post_update` it implements; the host calls only those (gz-sim likewise
+/// calls only the `ISystem*` interfaces a system implements). The default is all three, so
+/// nothing is skipped unless the system says so. A hook left out is never called, even if
+/// the type implements it.
 pub trait System: Send + 'static {
     /// The priority to use when the XML has no `<gz:system_priority>` (default 0; lower
     /// runs first).
     fn priority(&self) -> Option<i32> {
         None
+    }
+    /// The update hooks this system implements, asked once when it is loaded (default: all
+    /// three). A system that only integrates physics answers [`Hooks::UPDATE`](crate::ffi::Hooks::UPDATE), saving the
+    /// host a call across the plugin boundary per skipped hook and step.
+    fn hooks(&self) -> Hooks {
+        Hooks::ALL
     }
     /// Called once when the system is added.
     fn configure(&mut self, ctx: ConfigureContext<'_>) -> Result {
@@ -130,6 +145,22 @@ fn guard<T>(f: impl FnOnce() -> Result<T>) -> RResult<T, SystemError> {
     }
 }
 
+/// Runs a hook for the `run_*` entry points: success costs no write to memory.
+#[inline]
+fn run(failure: &mut ROption<SystemError>, f: impl FnOnce() -> Result) -> bool {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => report(failure, ErrorKind::FAILED, e.0),
+        Err(payload) => report(failure, ErrorKind::PANICKED, panic_message(&*payload)),
+    }
+}
+
+#[cold]
+fn report(failure: &mut ROption<SystemError>, kind: ErrorKind, message: String) -> bool {
+    *failure = ROption::RSome(SystemError { kind, message: RString::from(message) });
+    false
+}
+
 impl<S: System> FfiSystem for SystemAdapter<S> {
     fn default_priority(&self) -> ROption<i32> {
         match catch_unwind(AssertUnwindSafe(|| self.0.priority())) {
@@ -163,6 +194,18 @@ impl<S: System> FfiSystem for SystemAdapter<S> {
     }
     fn post_update(&mut self, info: &UpdateInfo, ecm: EcmRefObj<'_>) -> RResult<(), SystemError> {
         guard(|| self.0.post_update(info, &EcmView::from_ffi(ecm)))
+    }
+    fn hooks(&self) -> Hooks {
+        catch_unwind(AssertUnwindSafe(|| self.0.hooks())).unwrap_or(Hooks::ALL)
+    }
+    fn run_pre_update(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>, failure: &mut ROption<SystemError>) -> bool {
+        run(failure, || self.0.pre_update(info, &mut Ecm::from_ffi(ecm)))
+    }
+    fn run_update(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>, failure: &mut ROption<SystemError>) -> bool {
+        run(failure, || self.0.update(info, &mut Ecm::from_ffi(ecm)))
+    }
+    fn run_post_update(&mut self, info: &UpdateInfo, ecm: EcmRefObj<'_>, failure: &mut ROption<SystemError>) -> bool {
+        run(failure, || self.0.post_update(info, &EcmView::from_ffi(ecm)))
     }
 }
 

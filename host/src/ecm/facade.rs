@@ -1,11 +1,12 @@
 //! The ECM as a plugin sees it: the host's side of [`plugin_api::ffi::EcmFacade`].
 
 use super::Ecm;
-use plugin_api::ffi::{EcmFacade, EcmMutObj, EcmRefObj, EcmFacade_TO};
+use plugin_api::ffi::{EcmFacade, EcmMutObj, EcmRefObj, EcmFacade_TO, RecordsReader_TO, RecordsVisitor_TO};
 use plugin_api::{Change, ComponentTypeId, EcmError, EntityId, Which};
 use abi_stable::sabi_trait::TD_Opaque;
 use std::cell::RefCell;
-use abi_stable::std_types::{RErr, ROk, ROption, RResult, RSlice, RStr, RString, RVec};
+use abi_stable::sabi_types::RMut;
+use abi_stable::std_types::{RErr, ROk, ROption, RResult, RSlice, RSliceMut, RStr, RString, RVec};
 
 /// Creates entities from SDF snippets for [`EcmFacade::create_from_sdf`] (the runner's
 /// entity factory, which also queues the systems a snippet names).
@@ -18,15 +19,17 @@ pub trait Spawner {
 pub struct EcmAccess<'a> {
     ecm: &'a mut Ecm,
     spawner: Option<&'a mut dyn Spawner>,
-    /// Reused for every byte transfer of this call: the plugin's buffers were allocated by
-    /// the plugin, so the host writes here and copies once.
+    /// Reused for every byte transfer: the plugin's buffers were allocated by the plugin,
+    /// so the host writes here and copies once. Taken from the ECM and given back on drop,
+    /// so they keep their capacity across steps.
     scratch: RefCell<(Vec<EntityId>, Vec<u8>)>,
 }
 
 impl<'a> EcmAccess<'a> {
     /// Lends `ecm`; `spawner` serves `create_from_sdf` (None: that call fails).
     pub fn new(ecm: &'a mut Ecm, spawner: Option<&'a mut dyn Spawner>) -> Self {
-        EcmAccess { ecm, spawner, scratch: RefCell::default() }
+        let scratch = RefCell::new(std::mem::take(&mut ecm.facade_scratch));
+        EcmAccess { ecm, spawner, scratch }
     }
     /// The read/write facade object.
     pub fn as_mut_obj(&mut self) -> EcmMutObj<'_> {
@@ -35,6 +38,12 @@ impl<'a> EcmAccess<'a> {
     /// The read-only facade object.
     pub fn as_ref_obj(&self) -> EcmRefObj<'_> {
         EcmFacade_TO::from_ptr(abi_stable::sabi_types::RRef::new(self), TD_Opaque)
+    }
+}
+
+impl Drop for EcmAccess<'_> {
+    fn drop(&mut self) {
+        self.ecm.facade_scratch = std::mem::take(self.scratch.get_mut());
     }
 }
 
@@ -64,6 +73,10 @@ impl EcmFacade for EcmAccess<'_> {
         self.ecm.has_component(entity, ty)
     }
     fn get_raw(&self, entity: EntityId, ty: ComponentTypeId, out: &mut RVec<u8>) -> bool {
+        if let Some(bytes) = self.ecm.record(entity, ty) {
+            fill(out, bytes);
+            return true;
+        }
         let mut scratch = self.scratch.borrow_mut();
         let buf = &mut scratch.1;
         buf.clear();
@@ -141,6 +154,36 @@ impl EcmFacade for EcmAccess<'_> {
     fn register_component(&mut self, name: RStr<'_>, fixed_size: ROption<u32>) -> RResult<ComponentTypeId, EcmError> {
         let size = fixed_size.into_option().map(|s| s as usize);
         self.ecm.register_component(name.as_str(), size).into()
+    }
+    fn lend_records_mut(
+        &mut self,
+        which: Which,
+        types: RSlice<'_, ComponentTypeId>,
+        ty: ComponentTypeId,
+        change: Change,
+        mut visitor: RecordsVisitor_TO<'_, RMut<'_, ()>>,
+    ) -> RResult<(), EcmError> {
+        self.ecm
+            .lend_records_mut(which, types.as_slice(), ty, change, |ids, records, bytes, changed| {
+                // O(1) both ways: the RVec takes over the Vec's buffer and gives it back.
+                let mut out = RVec::from(std::mem::take(changed));
+                visitor.visit_mut(RSlice::from_slice(ids), RSlice::from_slice(records), RSliceMut::from_mut_slice(bytes), &mut out);
+                *changed = out.into_vec();
+            })
+            .into()
+    }
+    fn lend_records(
+        &self,
+        which: Which,
+        types: RSlice<'_, ComponentTypeId>,
+        ty: ComponentTypeId,
+        mut visitor: RecordsReader_TO<'_, RMut<'_, ()>>,
+    ) -> RResult<(), EcmError> {
+        self.ecm
+            .lend_records(which, types.as_slice(), ty, |ids, records, bytes| {
+                visitor.visit(RSlice::from_slice(ids), RSlice::from_slice(records), RSlice::from_slice(bytes));
+            })
+            .into()
     }
     fn create_from_sdf(&mut self, sdf: RStr<'_>, parent: EntityId) -> RResult<EntityId, EcmError> {
         match self.spawner.as_deref_mut() {

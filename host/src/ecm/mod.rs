@@ -2,7 +2,10 @@
 //! parent/child graph, change tracking and deferred removal.
 //!
 //! specs is the storage and stays inside this module: ids, change tracking and the byte form
-//! of components are Troupe's own, so nothing outside depends on specs' types.
+//! of components are Troupe's own, so nothing outside depends on specs' types. specs owns
+//! the entity slots and the variable-size built-in components; fixed-size components are
+//! kept as dense arrays of their byte form ([`store::Records`]), which the ECM lends to
+//! plugins in place ([`Ecm::lend_records_mut`]) so a bulk update copies nothing.
 
 mod catalogue;
 mod facade;
@@ -18,6 +21,7 @@ use specs::world::{Entity, Index};
 use specs::{Builder, World, WorldExt};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Mutex, PoisonError};
 
 /// Hashes u64 keys (entity and component type ids) by one multiplication: ids are already
 /// well spread or sequential, and SipHash showed up in the bulk-access profile.
@@ -39,7 +43,40 @@ impl Hasher for IdHasher {
 }
 
 type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
-use store::{BlobStore, Store};
+use store::{BlobRecords, BlobStore, Store};
+
+/// Replaces `ids` and `slots` with the id and `slot(index)` of each index that passes
+/// `filter`, at most `bound` of them. A tight loop: indexed stores into buffers sized up
+/// front (pushes and captured state reloaded length and pointers from memory on every hit).
+#[inline]
+fn collect_hits(
+    indices: impl Iterator<Item = Index>,
+    filter: Option<&BitSet>,
+    id_of: &[EntityId],
+    slot_of: impl Fn(Index) -> u32,
+    bound: usize,
+    ids: &mut Vec<EntityId>,
+    slots: &mut Vec<u32>,
+) {
+    ids.clear();
+    slots.clear();
+    ids.resize(bound, EntityId::NULL);
+    slots.resize(bound, 0);
+    let (id_buf, slot_buf) = (ids.as_mut_slice(), slots.as_mut_slice());
+    let mut n = 0;
+    for index in indices {
+        if filter.is_some_and(|f| !f.contains(index)) {
+            continue;
+        }
+        // `bound` is the population of the set walked, so this never stops early.
+        let (Some(id), Some(slot)) = (id_buf.get_mut(n), slot_buf.get_mut(n)) else { break };
+        *id = id_of[index as usize];
+        *slot = slot_of(index);
+        n += 1;
+    }
+    ids.truncate(n);
+    slots.truncate(n);
+}
 
 /// One component type: where its values are and which entities have or changed it.
 struct Column {
@@ -86,6 +123,20 @@ pub struct Ecm {
     removal: BitSet,
     removed_components: Vec<(EntityId, ComponentTypeId)>,
     next_runtime_id: u64,
+    /// Buffers of the bulk calls, kept across calls and steps (a lock only so that `&self`
+    /// calls may use them too; `&mut self` calls take them without locking).
+    scratch: Mutex<Scratch>,
+    /// The facade's transfer buffers ([`EcmAccess`]), kept here between steps.
+    facade_scratch: (Vec<EntityId>, Vec<u8>),
+}
+
+/// Reused buffers of [`Ecm::lend_records_mut`], [`Ecm::lend_records`] and [`Ecm::query_read`].
+#[derive(Default)]
+struct Scratch {
+    ids: Vec<EntityId>,
+    slots: Vec<Index>,
+    records: Vec<u32>,
+    changed: Vec<u32>,
 }
 
 impl Default for Ecm {
@@ -111,6 +162,8 @@ impl Ecm {
             removal: BitSet::new(),
             removed_components: Vec::new(),
             next_runtime_id: 1,
+            scratch: Mutex::default(),
+            facade_scratch: Default::default(),
         };
         catalogue::register_builtins(&mut ecm);
         ecm
@@ -151,7 +204,11 @@ impl Ecm {
             }
             return Ok(id);
         }
-        self.add_column(id, name, fixed_size, Box::new(BlobStore::default()));
+        let store: Box<dyn Store> = match fixed_size {
+            Some(size) => Box::new(BlobRecords::new(size)),
+            None => Box::new(BlobStore::default()),
+        };
+        self.add_column(id, name, fixed_size, store);
         Ok(id)
     }
 
@@ -357,6 +414,14 @@ impl Ecm {
         col.has.contains(entity.id()) && col.store.get(&self.world, entity, out)
     }
 
+    /// The bytes of a fixed-size component, in place (None if absent, or not fixed-size).
+    pub(crate) fn record(&self, id: EntityId, ty: ComponentTypeId) -> Option<&[u8]> {
+        let (Some(&entity), Some(&ci)) = (self.by_id.get(&id), self.column_of.get(&ty)) else {
+            return None;
+        };
+        self.columns[ci].store.records()?.get(entity.id())
+    }
+
     /// Whether the entity has the component.
     pub fn has_component(&self, id: EntityId, ty: ComponentTypeId) -> bool {
         match (self.by_id.get(&id), self.column_of.get(&ty)) {
@@ -434,49 +499,90 @@ impl Ecm {
         out
     }
 
-    /// Entities with every component in `types`, ascending by id (unknown types match
-    /// nothing). Calls `visit` with each entity's slot, so bulk reads fetch storage once.
-    fn query_with(&self, which: Which, types: &[ComponentTypeId], mut visit: impl FnMut(EntityId, Entity)) {
-        let mut cols = Vec::with_capacity(types.len());
+    /// Replaces `ids` and `slots` with the entities that have every component in `types`
+    /// and their specs slots, ascending by id (unknown types match nothing).
+    fn query_slots(&self, which: Which, types: &[ComponentTypeId], ids: &mut Vec<EntityId>, slots: &mut Vec<Index>) {
+        self.query_mapped(which, types, |index| index, ids, slots);
+    }
+
+    /// Like [`Ecm::query_slots`] with `slot(index)` in place of each specs slot (a record
+    /// number, for lending: one pass instead of two).
+    #[inline]
+    fn query_mapped(&self, which: Which, types: &[ComponentTypeId], slot: impl Fn(Index) -> u32, ids: &mut Vec<EntityId>, slots: &mut Vec<u32>) {
+        ids.clear();
+        slots.clear();
+        let mut cols: Vec<&Column> = Vec::with_capacity(types.len());
         for ty in types {
             match self.column_of.get(ty) {
                 Some(&ci) => cols.push(&self.columns[ci]),
                 None => return,
             }
         }
+        // The rarest component first: it bounds the walk.
         cols.sort_by_key(|c| c.count);
-        let base: &BitSet = match cols.first() {
-            Some(c) => &c.has,
-            None => &self.alive,
-        };
         let filter: Option<&BitSet> = match which {
             Which::NEW => Some(&self.new),
             Which::REMOVED => Some(&self.removal),
             _ => None,
         };
-        let mut hits: Vec<(EntityId, Index)> = Vec::new();
-        for index in base.iter() {
-            if filter.is_some_and(|f| !f.contains(index)) {
-                continue;
-            }
-            if cols.iter().skip(1).all(|c| c.has.contains(index)) {
-                hits.push((self.id_of[index as usize], index));
+        let id_of = self.id_of.as_slice();
+        let bound = cols.first().map_or(self.by_id.len(), |c| c.count);
+        match (cols.as_slice(), filter) {
+            ([], _) => collect_hits((&self.alive).iter(), filter, id_of, slot, bound, ids, slots),
+            ([a], _) => collect_hits((&a.has).iter(), filter, id_of, slot, bound, ids, slots),
+            // The common case: two components, all entities. The word-wise AND of the two
+            // bit sets, as a specs join walks it.
+            ([a, b], None) => collect_hits(specs::hibitset::BitSetAnd(&a.has, &b.has).iter(), None, id_of, slot, bound, ids, slots),
+            ([a, b, rest @ ..], _) => {
+                let both = specs::hibitset::BitSetAnd(&a.has, &b.has).iter();
+                collect_hits(both.filter(|&i| rest.iter().all(|c| c.has.contains(i))), filter, id_of, slot, bound, ids, slots)
             }
         }
-        if !hits.is_sorted_by_key(|h| h.0) {
-            hits.sort_unstable_by_key(|h| h.0);
-        }
-        let entities = self.world.entities();
-        for (id, index) in hits {
-            visit(id, entities.entity(index));
+        if !ids.is_sorted() {
+            // Slots are reused after removals, so slot order can differ from id order.
+            let mut pairs: Vec<(EntityId, u32)> = ids.iter().copied().zip(slots.iter().copied()).collect();
+            pairs.sort_unstable_by_key(|p| p.0);
+            ids.clear();
+            slots.clear();
+            for (id, slot) in pairs {
+                ids.push(id);
+                slots.push(slot);
+            }
         }
     }
 
     /// Entities with every component in `types`, ascending.
     pub fn query(&self, which: Which, types: &[ComponentTypeId]) -> Vec<EntityId> {
-        let mut out = Vec::new();
-        self.query_with(which, types, |id, _| out.push(id));
-        out
+        let (mut ids, mut slots) = (Vec::new(), Vec::new());
+        self.query_slots(which, types, &mut ids, &mut slots);
+        ids
+    }
+
+    /// The column of a fixed-size component that `types` includes, for a bulk read.
+    fn fixed_column(&self, what: &str, types: &[ComponentTypeId], ty: ComponentTypeId) -> Result<usize, EcmError> {
+        let ci = self.column(ty)?;
+        let col = &self.columns[ci];
+        if col.fixed_size.is_none() {
+            return Err(EcmError::new(format!("{} has no fixed size", col.name)));
+        }
+        if !types.contains(&ty) {
+            return Err(EcmError::new(format!("{what} of {} must include it in the query", col.name)));
+        }
+        Ok(ci)
+    }
+
+    fn take_scratch(&self) -> Scratch {
+        match self.scratch.try_lock() {
+            Ok(mut scratch) => std::mem::take(&mut *scratch),
+            // In use by an enclosing call (a plugin reading inside a lent read): fresh ones.
+            Err(_) => Scratch::default(),
+        }
+    }
+
+    fn put_scratch(&self, scratch: Scratch) {
+        if let Ok(mut slot) = self.scratch.try_lock() {
+            *slot = scratch;
+        }
     }
 
     /// Like [`Ecm::query`], also appending the packed bytes of fixed-size component `read`.
@@ -488,21 +594,112 @@ impl Ecm {
         ids: &mut Vec<EntityId>,
         data: &mut Vec<u8>,
     ) -> Result<(), EcmError> {
-        let ci = self.column(read)?;
-        let col = &self.columns[ci];
-        let size = col.fixed_size.ok_or_else(|| EcmError::new(format!("{} has no fixed size", col.name)))?;
-        if !types.contains(&read) {
-            return Err(EcmError::new(format!("query_read of {} must include it in the query", col.name)));
-        }
-        ids.clear();
+        let ci = self.fixed_column("query_read", types, read)?;
+        let mut scratch = self.take_scratch();
+        self.query_slots(which, types, ids, &mut scratch.slots);
         data.clear();
-        let mut entities = Vec::new();
-        self.query_with(which, types, |id, entity| {
-            ids.push(id);
-            entities.push(entity);
-        });
-        col.store.get_many(&self.world, &entities, data);
-        debug_assert_eq!(data.len(), ids.len() * size);
+        let store = &self.columns[ci].store;
+        match store.records() {
+            Some(records) => {
+                data.reserve(ids.len() * records.size());
+                for &index in &scratch.slots {
+                    // Cannot miss: the query included `read`.
+                    data.extend_from_slice(records.get(index).unwrap_or_default());
+                }
+            }
+            None => {
+                let entities = self.world.entities();
+                let slots: Vec<Entity> = scratch.slots.iter().map(|&i| entities.entity(i)).collect();
+                store.get_many(&self.world, &slots, data);
+            }
+        }
+        self.put_scratch(scratch);
+        Ok(())
+    }
+
+    /// Lends the records of fixed-size component `ty` of the entities that have every type
+    /// in `types` (which must include `ty`), in place: `visit(ids, records, bytes, changed)`
+    /// finds entity `ids[i]` (ascending) at `bytes[records[i] * size..][..size]` and pushes
+    /// `i` into `changed` for each value it changed. Those are then flagged `change`.
+    /// `ParentEntity` cannot be lent writable (the graph follows it): use `set`.
+    pub fn lend_records_mut(
+        &mut self,
+        which: Which,
+        types: &[ComponentTypeId],
+        ty: ComponentTypeId,
+        change: Change,
+        visit: impl FnOnce(&[EntityId], &[u32], &mut [u8], &mut Vec<u32>),
+    ) -> Result<(), EcmError> {
+        let ci = self.fixed_column("lend_records_mut", types, ty)?;
+        if ty == ParentEntity::ID {
+            return Err(EcmError::new("ParentEntity cannot be lent writable: set it (or use set_parent)"));
+        }
+        if self.columns[ci].store.records().is_none() {
+            return Err(EcmError::new(format!("{} is not stored as records", self.columns[ci].name)));
+        }
+        let mut scratch = std::mem::take(self.scratch.get_mut().unwrap_or_else(PoisonError::into_inner));
+        {
+            // Cannot miss: the query included `ty`, and it is stored as records.
+            let records = self.columns[ci].store.records().unwrap_or_else(|| unreachable!());
+            self.query_mapped(which, types, |index| records.record_of(index).unwrap_or(0), &mut scratch.ids, &mut scratch.records);
+        }
+        let Scratch { ids, records: positions, changed, .. } = &mut scratch;
+        let Column { store, one_time, periodic, .. } = &mut self.columns[ci];
+        let records = store.records_mut().unwrap_or_else(|| unreachable!());
+        changed.clear();
+        visit(ids, positions, records.bytes_mut(), changed);
+        let was_clean = one_time.is_empty() && periodic.is_empty();
+        let one_time_empty = one_time.is_empty();
+        let mut bad = None;
+        for &i in changed.iter() {
+            let Some(&record) = positions.get(i as usize) else {
+                bad = Some(i);
+                break;
+            };
+            let index = records.index_at(record);
+            match change {
+                Change::None => {}
+                // A one-time flag wins over a periodic one; with none set (the steady
+                // state) there is nothing to look up.
+                Change::Periodic if one_time_empty || !one_time.contains(index) => {
+                    periodic.add(index);
+                }
+                Change::Periodic => {}
+                Change::OneTime => {
+                    periodic.remove(index);
+                    one_time.add(index);
+                }
+            }
+        }
+        if was_clean && !(one_time.is_empty() && periodic.is_empty()) {
+            self.dirty.push(ci);
+        }
+        if let Some(i) = bad {
+            let n = ids.len();
+            *self.scratch.get_mut().unwrap_or_else(PoisonError::into_inner) = scratch;
+            return Err(EcmError::new(format!("lend_records_mut: changed index {i} of {n} values")));
+        }
+        *self.scratch.get_mut().unwrap_or_else(PoisonError::into_inner) = scratch;
+        Ok(())
+    }
+
+    /// Lends the records of fixed-size component `ty` of the entities that have every type
+    /// in `types` (which must include `ty`), read-only: `visit(ids, records, bytes)` as in
+    /// [`Ecm::lend_records_mut`].
+    pub fn lend_records(
+        &self,
+        which: Which,
+        types: &[ComponentTypeId],
+        ty: ComponentTypeId,
+        visit: impl FnOnce(&[EntityId], &[u32], &[u8]),
+    ) -> Result<(), EcmError> {
+        let ci = self.fixed_column("lend_records", types, ty)?;
+        let col = &self.columns[ci];
+        let records = col.store.records().ok_or_else(|| EcmError::new(format!("{} is not stored as records", col.name)))?;
+        let mut scratch = self.take_scratch();
+        self.query_mapped(which, types, |index| records.record_of(index).unwrap_or(0), &mut scratch.ids, &mut scratch.records);
+        visit(&scratch.ids, &scratch.records, records.bytes());
+        self.put_scratch(scratch);
         Ok(())
     }
 
@@ -578,7 +775,9 @@ impl Ecm {
             self.new.clear();
         }
         self.removed_components.clear();
-        self.clear_changes();
+        if !self.dirty.is_empty() {
+            self.clear_changes();
+        }
     }
 
     fn destroy(&mut self, id: EntityId) {

@@ -157,3 +157,153 @@ fn snapshot_restore_keeps_ids_and_drops_later_entities() {
     assert_eq!(ecm.children(EntityId(1)).collect::<Vec<_>>(), vec![EntityId(2)]);
     assert!(ecm.create_entity().0 > spawned.0, "ids are not reused after a reset");
 }
+
+fn posed(ecm: &mut Ecm, x: f64) -> EntityId {
+    let e = ecm.create_entity();
+    ecm.set(e, &Pose::from_xyz_rpy(x, 0.0, 0.0, 0.0, 0.0, 0.0), Change::OneTime).unwrap();
+    ecm.set(e, &Static(false), Change::OneTime).unwrap();
+    e
+}
+
+#[test]
+fn lent_records_are_the_values_and_only_changed_ones_are_flagged() {
+    let mut ecm = Ecm::new();
+    let ids: Vec<EntityId> = (0..4).map(|i| posed(&mut ecm, i as f64)).collect();
+    // One without Static: not in the query.
+    let other = ecm.create_entity();
+    ecm.set(other, &Pose::IDENTITY, Change::OneTime).unwrap();
+    ecm.end_step();
+    ecm.lend_records_mut(Which::ALL, &[Pose::ID, Static::ID], Pose::ID, Change::Periodic, |lent, records, bytes, changed| {
+        assert_eq!(lent, ids.as_slice());
+        for (i, &r) in records.iter().enumerate() {
+            let record = &mut bytes[r as usize * 56..][..56];
+            assert_eq!(Pose::from_bytes(record).unwrap().position.x, i as f64);
+            if i % 2 == 1 {
+                let mut p = Pose::from_bytes(record).unwrap();
+                p.position.z = 9.0;
+                record.copy_from_slice(&p.to_bytes());
+                changed.push(i as u32);
+            }
+        }
+    })
+    .unwrap();
+    let flags: Vec<Change> = ids.iter().map(|&e| ecm.change_of(e, Pose::ID)).collect();
+    assert_eq!(flags, [Change::None, Change::Periodic, Change::None, Change::Periodic]);
+    assert_eq!(ecm.get::<Pose>(ids[3]).unwrap().position.z, 9.0);
+    assert_eq!(ecm.get::<Pose>(ids[2]).unwrap().position.z, 0.0);
+    ecm.end_step();
+    assert_eq!(ecm.change_of(ids[3], Pose::ID), Change::None, "flags end with the step");
+}
+
+#[test]
+fn a_one_time_flag_wins_over_a_lent_periodic_change() {
+    let mut ecm = Ecm::new();
+    let a = posed(&mut ecm, 1.0);
+    let b = posed(&mut ecm, 2.0);
+    ecm.end_step();
+    ecm.mark_changed(a, Pose::ID, Change::OneTime);
+    let all = |_: &[EntityId], records: &[u32], _: &mut [u8], changed: &mut Vec<u32>| changed.extend(0..records.len() as u32);
+    ecm.lend_records_mut(Which::ALL, &[Pose::ID], Pose::ID, Change::Periodic, all).unwrap();
+    assert_eq!((ecm.change_of(a, Pose::ID), ecm.change_of(b, Pose::ID)), (Change::OneTime, Change::Periodic));
+    ecm.lend_records_mut(Which::ALL, &[Pose::ID], Pose::ID, Change::OneTime, all).unwrap();
+    assert_eq!(ecm.change_of(b, Pose::ID), Change::OneTime);
+    let err = ecm.lend_records_mut(Which::ALL, &[Pose::ID], Pose::ID, Change::Periodic, |_, _, _, changed| changed.push(7)).unwrap_err();
+    assert!(err.message.contains("changed index 7 of 2"), "{err}");
+}
+
+#[test]
+fn lending_follows_removals_and_answers_ascending_ids() {
+    let mut ecm = Ecm::new();
+    let ids: Vec<EntityId> = (0..5).map(|i| posed(&mut ecm, i as f64)).collect();
+    ecm.request_remove(ids[1], false);
+    ecm.end_step();
+    // Reuses the freed specs slot: slot order is no longer id order.
+    let late = posed(&mut ecm, 10.0);
+    ecm.remove_component(ids[3], Pose::ID);
+    let mut seen = Vec::new();
+    ecm.lend_records(Which::ALL, &[Pose::ID], Pose::ID, |lent, records, bytes| {
+        for (&id, &r) in lent.iter().zip(records) {
+            seen.push((id, Pose::from_bytes(&bytes[r as usize * 56..][..56]).unwrap().position.x));
+        }
+    })
+    .unwrap();
+    assert_eq!(seen, [(ids[0], 0.0), (ids[2], 2.0), (ids[4], 4.0), (late, 10.0)]);
+    let mut new = Vec::new();
+    ecm.lend_records(Which::NEW, &[Pose::ID], Pose::ID, |lent, _, _| new.extend_from_slice(lent)).unwrap();
+    assert_eq!(new, [late]);
+}
+
+#[test]
+fn what_cannot_be_lent_is_refused() {
+    let mut ecm = Ecm::new();
+    let e = posed(&mut ecm, 0.0);
+    ecm.set(e, &Name("n".into()), Change::OneTime).unwrap();
+    let none = |_: &[EntityId], _: &[u32], _: &mut [u8], _: &mut Vec<u32>| {};
+    let err = ecm.lend_records_mut(Which::ALL, &[Name::ID], Name::ID, Change::Periodic, none).unwrap_err();
+    assert!(err.message.contains("no fixed size"), "{err}");
+    let err = ecm.lend_records_mut(Which::ALL, &[Static::ID], Pose::ID, Change::Periodic, none).unwrap_err();
+    assert!(err.message.contains("must include it"), "{err}");
+    let err = ecm.lend_records_mut(Which::ALL, &[ParentEntity::ID], ParentEntity::ID, Change::Periodic, none).unwrap_err();
+    assert!(err.message.contains("set_parent"), "{err}");
+}
+
+#[test]
+fn fixed_size_third_party_components_are_lent_too() {
+    let mut ecm = Ecm::new();
+    let battery = ecm.register_component("acme.Battery", Some(8)).unwrap();
+    let e = ecm.create_entity();
+    ecm.set_raw(e, battery, &7.5f64.to_le_bytes(), Change::OneTime).unwrap();
+    let err = ecm.set_raw(e, battery, &[1, 2], Change::OneTime).unwrap_err();
+    assert!(err.message.contains("needs 8 bytes"), "{err}");
+    ecm.end_step();
+    ecm.lend_records_mut(Which::ALL, &[battery], battery, Change::OneTime, |_, records, bytes, changed| {
+        bytes[records[0] as usize * 8..][..8].copy_from_slice(&1.25f64.to_le_bytes());
+        changed.push(0);
+    })
+    .unwrap();
+    let mut out = Vec::new();
+    assert!(ecm.get_raw(e, battery, &mut out));
+    assert_eq!((out, ecm.change_of(e, battery)), (1.25f64.to_le_bytes().to_vec(), Change::OneTime));
+}
+
+#[test]
+fn for_each_mut_through_the_facade_updates_in_place_and_flags_changes() {
+    use plugin_api::EcmRead;
+    let mut ecm = Ecm::new();
+    let ids: Vec<EntityId> = (0..3).map(|i| posed(&mut ecm, i as f64)).collect();
+    ecm.end_step();
+    {
+        let mut access = EcmAccess::new(&mut ecm, None);
+        let mut facade = plugin_api::Ecm::from_ffi(access.as_mut_obj());
+        let mut visited = Vec::new();
+        facade
+            .for_each_mut::<Pose>(&[Static::ID], Change::Periodic, |id, pose| {
+                visited.push(id);
+                if pose.position.x >= 1.0 {
+                    pose.position.z += 0.5;
+                }
+            })
+            .unwrap();
+        assert_eq!(visited, ids);
+        let mut read = Vec::new();
+        facade.for_each::<Pose>(&[], |id, pose| read.push((id, pose.position.z))).unwrap();
+        assert_eq!(read, [(ids[0], 0.0), (ids[1], 0.5), (ids[2], 0.5)]);
+        let err = facade.for_each_mut::<Pose>(&[Name::ID], Change::Periodic, |_, _| {}).map(|_| ());
+        assert!(err.is_ok(), "no entity matches: nothing to do");
+    }
+    let flags: Vec<Change> = ids.iter().map(|&e| ecm.change_of(e, Pose::ID)).collect();
+    assert_eq!(flags, [Change::None, Change::Periodic, Change::Periodic]);
+}
+
+#[test]
+fn a_panic_inside_for_each_mut_reaches_the_caller() {
+    let mut ecm = Ecm::new();
+    posed(&mut ecm, 0.0);
+    let mut access = EcmAccess::new(&mut ecm, None);
+    let mut facade = plugin_api::Ecm::from_ffi(access.as_mut_obj());
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = facade.for_each_mut::<Pose>(&[], Change::Periodic, |_, _| panic!("boom in a lent value"));
+    }));
+    let payload = caught.unwrap_err();
+    assert_eq!(plugin_api::panic_message(&*payload), "boom in a lent value");
+}

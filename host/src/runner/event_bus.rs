@@ -5,7 +5,7 @@
 use abi_stable::std_types::{RBox, RSlice, RStr, RString};
 use plugin_api::ffi::{EventHandler_TO, HostServices, NetworkRole, SystemError};
 use plugin_api::EntityId;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// An emitted event waiting for the end of the step.
@@ -23,6 +23,9 @@ type Handler = EventHandler_TO<'static, RBox<()>>;
 #[derive(Default)]
 pub struct EventBus {
     queue: Mutex<Vec<Event>>,
+    /// Whether `queue` may hold events: set and cleared under its lock, read without it,
+    /// so the end of a step without events costs no lock.
+    pending: AtomicBool,
     /// (subscription id, owning system, event name, handler).
     subscribers: Mutex<Vec<(u64, u64, String, Handler)>>,
     next_id: AtomicU64,
@@ -31,12 +34,20 @@ pub struct EventBus {
 impl EventBus {
     /// Queues an event.
     pub fn emit(&self, name: &str, payload: &[u8]) {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner).push(Event { name: name.into(), payload: payload.to_vec() });
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.push(Event { name: name.into(), payload: payload.to_vec() });
+        self.pending.store(true, Ordering::Release);
     }
 
-    /// Takes the queued events, oldest first.
+    /// Takes the queued events, oldest first. An event emitted by another thread while this
+    /// runs is delivered by the next drain.
     pub fn drain(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.queue.lock().unwrap_or_else(PoisonError::into_inner))
+        if !self.pending.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        self.pending.store(false, Ordering::Release);
+        std::mem::take(&mut *queue)
     }
 
     fn subscribe(&self, owner: u64, name: &str, handler: Handler) -> u64 {

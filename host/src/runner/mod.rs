@@ -18,7 +18,7 @@ use crate::state::Stamp;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::RArc;
 use plugin_api::events;
-use plugin_api::ffi::{HostObj, HostServices_TO, NetworkRole, SystemObj};
+use plugin_api::ffi::{Hooks, HostObj, HostServices_TO, NetworkRole, SystemObj};
 use plugin_api::{EntityId, ResetOutcome};
 use std::sync::Arc;
 use std::time::Duration;
@@ -190,7 +190,7 @@ impl WorldRunner {
         };
         let label = format!("{class} ({})", library.path.display());
         let source = Source::Library { library, class: req.class.clone() };
-        self.install(SystemSlot { label, origin: req.origin, source, xml: req.xml, entity: req.entity, priority: 0, obj, id: 0 })
+        self.install(SystemSlot { label, origin: req.origin, source, xml: req.xml, entity: req.entity, priority: 0, obj, id: 0, hooks: Hooks::ALL })
     }
 
     /// Adds an in-process system (the test fixture's callbacks) attached to the world.
@@ -204,6 +204,7 @@ impl WorldRunner {
             priority: 0,
             obj,
             id: 0,
+            hooks: Hooks::ALL,
         };
         self.install(slot)
     }

@@ -3,8 +3,8 @@
 
 use crate::ecm::EcmAccess;
 use crate::plugin::LoadedLibrary;
-use abi_stable::std_types::{RResult, RStr};
-use plugin_api::ffi::{ErrorKind, HostObj, SystemError, SystemObj};
+use abi_stable::std_types::{RNone, ROption, RResult, RStr};
+use plugin_api::ffi::{ErrorKind, Hooks, HostObj, SystemError, SystemObj};
 use plugin_api::{EntityId, ResetOutcome, UpdateInfo};
 use std::sync::Arc;
 
@@ -40,6 +40,9 @@ pub struct SystemSlot {
     pub obj: SystemObj,
     /// Unique within the runner; owns the system's event subscriptions.
     pub id: u64,
+    /// The update hooks the system implements, asked when it is configured (give
+    /// [`Hooks::ALL`] when making a slot); the others are not called.
+    pub hooks: Hooks,
 }
 
 /// A lifecycle phase, for error messages.
@@ -103,30 +106,66 @@ impl SystemSlot {
         r.into_result().map_err(|e| self.fail(phase, e))
     }
 
-    /// Calls configure.
+    /// Calls configure, then asks the system which update hooks it implements.
     pub fn configure(&mut self, access: &mut EcmAccess<'_>, host: HostObj) -> Result<(), SystemFailure> {
         let r = self.obj.configure(self.entity, RStr::from_str(&self.xml), access.as_mut_obj(), host);
-        self.check(Phase::Configure, r)
+        self.check(Phase::Configure, r)?;
+        self.hooks = self.obj.hooks();
+        Ok(())
     }
     /// Calls reset.
     pub fn reset(&mut self, info: &UpdateInfo, access: &mut EcmAccess<'_>) -> Result<ResetOutcome, SystemFailure> {
         let r = self.obj.reset(info, access.as_mut_obj());
         self.check(Phase::Reset, r)
     }
-    /// Calls pre_update.
+    // The update hooks go through the `run_*` entry points: success comes back as a bool in
+    // a register, not as a 48-byte RResult read back from memory (a store-forwarding stall
+    // on every call). A hook the system does not implement costs one test here.
+
+    /// Calls pre_update, if the system implements it.
+    #[inline]
     pub fn pre_update(&mut self, info: &UpdateInfo, access: &mut EcmAccess<'_>) -> Result<(), SystemFailure> {
-        let r = self.obj.pre_update(info, access.as_mut_obj());
-        self.check(Phase::PreUpdate, r)
+        if !self.hooks.contains(Hooks::PRE_UPDATE) {
+            return Ok(());
+        }
+        let mut failure = RNone;
+        if self.obj.run_pre_update(info, access.as_mut_obj(), &mut failure) {
+            return Ok(());
+        }
+        Err(self.failed(Phase::PreUpdate, failure))
     }
-    /// Calls update.
+    /// Calls update, if the system implements it.
+    #[inline]
     pub fn update(&mut self, info: &UpdateInfo, access: &mut EcmAccess<'_>) -> Result<(), SystemFailure> {
-        let r = self.obj.update(info, access.as_mut_obj());
-        self.check(Phase::Update, r)
+        if !self.hooks.contains(Hooks::UPDATE) {
+            return Ok(());
+        }
+        let mut failure = RNone;
+        if self.obj.run_update(info, access.as_mut_obj(), &mut failure) {
+            return Ok(());
+        }
+        Err(self.failed(Phase::Update, failure))
     }
-    /// Calls post_update with the ECM read-only.
+    /// Calls post_update with the ECM read-only, if the system implements it.
+    #[inline]
     pub fn post_update(&mut self, info: &UpdateInfo, access: &EcmAccess<'_>) -> Result<(), SystemFailure> {
-        let r = self.obj.post_update(info, access.as_ref_obj());
-        self.check(Phase::PostUpdate, r)
+        if !self.hooks.contains(Hooks::POST_UPDATE) {
+            return Ok(());
+        }
+        let mut failure = RNone;
+        if self.obj.run_post_update(info, access.as_ref_obj(), &mut failure) {
+            return Ok(());
+        }
+        Err(self.failed(Phase::PostUpdate, failure))
+    }
+
+    #[cold]
+    fn failed(&self, phase: Phase, failure: ROption<SystemError>) -> SystemFailure {
+        let e = failure.into_option().unwrap_or_else(|| SystemError {
+            kind: ErrorKind::FAILED,
+            message: "the system reported a failure without an error".into(),
+        });
+        self.fail(phase, e)
     }
 }
 
@@ -136,4 +175,105 @@ pub fn update_order(systems: &[SystemSlot]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..systems.len()).collect();
     order.sort_by_key(|&i| (systems[i].priority, i));
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ecm::Ecm;
+    use crate::runner::{EventBus, OwnsAll, SystemHost};
+    use abi_stable::sabi_trait::TD_Opaque;
+    use abi_stable::std_types::RArc;
+    use plugin_api::ffi::{HostServices_TO, NetworkRole};
+    use plugin_api::{EcmView, System};
+    use std::sync::Mutex;
+
+    /// Records the hooks called; fails in update if asked to.
+    struct Probe {
+        hooks: Hooks,
+        calls: Arc<Mutex<Vec<&'static str>>>,
+        fail: Option<bool>,
+    }
+
+    impl System for Probe {
+        fn hooks(&self) -> Hooks {
+            self.hooks
+        }
+        fn pre_update(&mut self, _: &UpdateInfo, _: &mut plugin_api::Ecm<'_>) -> plugin_api::Result {
+            self.calls.lock().unwrap().push("pre_update");
+            Ok(())
+        }
+        fn update(&mut self, _: &UpdateInfo, _: &mut plugin_api::Ecm<'_>) -> plugin_api::Result {
+            self.calls.lock().unwrap().push("update");
+            match self.fail {
+                Some(true) => panic!("probe panicked"),
+                Some(false) => Err(plugin_api::Error::msg("probe failed")),
+                None => Ok(()),
+            }
+        }
+        fn post_update(&mut self, _: &UpdateInfo, _: &EcmView<'_>) -> plugin_api::Result {
+            self.calls.lock().unwrap().push("post_update");
+            Ok(())
+        }
+    }
+
+    fn configured(hooks: Hooks, fail: Option<bool>, ecm: &mut Ecm) -> (SystemSlot, Arc<Mutex<Vec<&'static str>>>) {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let probe = Probe { hooks, calls: calls.clone(), fail };
+        let mut slot = SystemSlot {
+            label: "probe".into(),
+            origin: "test".into(),
+            source: Source::InProcess,
+            xml: "<plugin/>".into(),
+            entity: EntityId(1),
+            priority: 0,
+            obj: plugin_api::into_ffi(probe),
+            id: 1,
+            hooks: Hooks::ALL,
+        };
+        let host = SystemHost {
+            world: "w".into(),
+            bus: Arc::new(EventBus::default()),
+            role: NetworkRole::STANDALONE,
+            ownership: Arc::new(OwnsAll),
+            seed: 0,
+            owner: 1,
+        };
+        slot.configure(&mut EcmAccess::new(ecm, None), HostServices_TO::from_ptr(RArc::new(host), TD_Opaque)).unwrap();
+        (slot, calls)
+    }
+
+    fn one_step(slot: &mut SystemSlot, ecm: &mut Ecm) -> Result<(), SystemFailure> {
+        let info = UpdateInfo::default();
+        let mut access = EcmAccess::new(ecm, None);
+        slot.pre_update(&info, &mut access)?;
+        slot.update(&info, &mut access)?;
+        slot.post_update(&info, &access)
+    }
+
+    #[test]
+    fn only_the_hooks_a_system_declares_are_called() {
+        let mut ecm = Ecm::new();
+        let (mut slot, calls) = configured(Hooks::UPDATE, None, &mut ecm);
+        assert_eq!(slot.hooks, Hooks::UPDATE, "asked once, at configure");
+        one_step(&mut slot, &mut ecm).unwrap();
+        assert_eq!(*calls.lock().unwrap(), ["update"]);
+        let (mut slot, calls) = configured(Hooks::PRE_UPDATE | Hooks::POST_UPDATE, None, &mut ecm);
+        one_step(&mut slot, &mut ecm).unwrap();
+        assert_eq!(*calls.lock().unwrap(), ["pre_update", "post_update"]);
+        let (mut slot, calls) = configured(Hooks::ALL, None, &mut ecm);
+        one_step(&mut slot, &mut ecm).unwrap();
+        assert_eq!(*calls.lock().unwrap(), ["pre_update", "update", "post_update"]);
+    }
+
+    #[test]
+    fn failures_and_panics_come_back_with_phase_and_message() {
+        let mut ecm = Ecm::new();
+        let (mut slot, _) = configured(Hooks::ALL, Some(false), &mut ecm);
+        let e = one_step(&mut slot, &mut ecm).unwrap_err();
+        assert_eq!((e.phase, e.panicked, e.message.as_str()), (Phase::Update, false, "probe failed"));
+        let (mut slot, _) = configured(Hooks::UPDATE, Some(true), &mut ecm);
+        let e = one_step(&mut slot, &mut ecm).unwrap_err();
+        assert_eq!((e.phase, e.panicked, e.message.as_str()), (Phase::Update, true, "probe panicked"));
+    }
 }

@@ -19,11 +19,15 @@ use plugin_api::{
 };
 use std::sync::{Arc, Mutex};
 
-/// Does nothing in every phase.
+/// Does nothing in every phase. It implements `update` only and says so (`hooks`), as
+/// gz-sim's default systems each implement one or two of the update interfaces.
 #[derive(Default)]
 pub struct Noop;
 
 impl System for Noop {
+    fn hooks(&self) -> plugin_api::ffi::Hooks {
+        plugin_api::ffi::Hooks::UPDATE
+    }
     fn update(&mut self, _: &UpdateInfo, _: &mut Ecm<'_>) -> plugin_api::Result {
         Ok(())
     }
