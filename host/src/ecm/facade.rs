@@ -4,7 +4,6 @@ use super::Ecm;
 use plugin_api::ffi::{EcmFacade, EcmMutObj, EcmRefObj, EcmFacade_TO, RecordsReader_TO, RecordsVisitor_TO};
 use plugin_api::{Change, ComponentTypeId, EcmError, EntityId, Which};
 use abi_stable::sabi_trait::TD_Opaque;
-use std::cell::RefCell;
 use abi_stable::sabi_types::RMut;
 use abi_stable::std_types::{RErr, ROk, ROption, RResult, RSlice, RSliceMut, RStr, RString, RVec};
 
@@ -19,17 +18,12 @@ pub trait Spawner {
 pub struct EcmAccess<'a> {
     ecm: &'a mut Ecm,
     spawner: Option<&'a mut dyn Spawner>,
-    /// Reused for every byte transfer: the plugin's buffers were allocated by the plugin,
-    /// so the host writes here and copies once. Taken from the ECM and given back on drop,
-    /// so they keep their capacity across steps.
-    scratch: RefCell<(Vec<EntityId>, Vec<u8>)>,
 }
 
 impl<'a> EcmAccess<'a> {
     /// Lends `ecm`; `spawner` serves `create_from_sdf` (None: that call fails).
     pub fn new(ecm: &'a mut Ecm, spawner: Option<&'a mut dyn Spawner>) -> Self {
-        let scratch = RefCell::new(std::mem::take(&mut ecm.facade_scratch));
-        EcmAccess { ecm, spawner, scratch }
+        EcmAccess { ecm, spawner }
     }
     /// The read/write facade object.
     pub fn as_mut_obj(&mut self) -> EcmMutObj<'_> {
@@ -38,12 +32,6 @@ impl<'a> EcmAccess<'a> {
     /// The read-only facade object.
     pub fn as_ref_obj(&self) -> EcmRefObj<'_> {
         EcmFacade_TO::from_ptr(abi_stable::sabi_types::RRef::new(self), TD_Opaque)
-    }
-}
-
-impl Drop for EcmAccess<'_> {
-    fn drop(&mut self) {
-        self.ecm.facade_scratch = std::mem::take(self.scratch.get_mut());
     }
 }
 
@@ -77,11 +65,12 @@ impl EcmFacade for EcmAccess<'_> {
             fill(out, bytes);
             return true;
         }
-        let mut scratch = self.scratch.borrow_mut();
-        let buf = &mut scratch.1;
-        buf.clear();
-        let found = self.ecm.get_raw(entity, ty, buf);
-        fill(out, buf);
+        // Variable-size values are encoded into the ECM's reused buffer, then copied once.
+        let mut scratch = self.ecm.take_scratch();
+        scratch.bytes.clear();
+        let found = self.ecm.get_raw(entity, ty, &mut scratch.bytes);
+        fill(out, &scratch.bytes);
+        self.ecm.put_scratch(scratch);
         found
     }
     fn query(&self, which: Which, types: RSlice<'_, ComponentTypeId>, out: &mut RVec<EntityId>) {
@@ -95,19 +84,20 @@ impl EcmFacade for EcmAccess<'_> {
         ids: &mut RVec<EntityId>,
         data: &mut RVec<u8>,
     ) -> RResult<(), EcmError> {
-        let mut scratch = self.scratch.borrow_mut();
-        let (i, d) = &mut *scratch;
-        let result = self.ecm.query_read(which, types.as_slice(), read, i, d);
+        let mut scratch = self.ecm.take_scratch();
+        let super::Scratch { ids: i, bytes: d, records: slots, .. } = &mut scratch;
+        let result = self.ecm.query_read_with(which, types.as_slice(), read, i, d, slots);
         fill(ids, i);
         fill(data, d);
+        self.ecm.put_scratch(scratch);
         result.into()
     }
     fn read_many(&self, ty: ComponentTypeId, entities: RSlice<'_, EntityId>, out: &mut RVec<u8>) -> RResult<(), EcmError> {
-        let mut scratch = self.scratch.borrow_mut();
-        let buf = &mut scratch.1;
-        buf.clear();
-        let result = self.ecm.read_many(ty, entities.as_slice(), buf);
-        fill(out, buf);
+        let mut scratch = self.ecm.take_scratch();
+        scratch.bytes.clear();
+        let result = self.ecm.read_many(ty, entities.as_slice(), &mut scratch.bytes);
+        fill(out, &scratch.bytes);
+        self.ecm.put_scratch(scratch);
         result.into()
     }
     fn change_of(&self, entity: EntityId, ty: ComponentTypeId) -> Change {

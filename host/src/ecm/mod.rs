@@ -126,17 +126,17 @@ pub struct Ecm {
     /// Buffers of the bulk calls, kept across calls and steps (a lock only so that `&self`
     /// calls may use them too; `&mut self` calls take them without locking).
     scratch: Mutex<Scratch>,
-    /// The facade's transfer buffers ([`EcmAccess`]), kept here between steps.
-    facade_scratch: (Vec<EntityId>, Vec<u8>),
 }
 
 /// Reused buffers of [`Ecm::lend_records_mut`], [`Ecm::lend_records`] and [`Ecm::query_read`].
+/// Also the facade's transfer buffers ([`EcmAccess`]): what it copies into a plugin's
+/// vectors is first written here.
 #[derive(Default)]
 struct Scratch {
     ids: Vec<EntityId>,
-    slots: Vec<Index>,
     records: Vec<u32>,
     changed: Vec<u32>,
+    bytes: Vec<u8>,
 }
 
 impl Default for Ecm {
@@ -163,7 +163,6 @@ impl Ecm {
             removed_components: Vec::new(),
             next_runtime_id: 1,
             scratch: Mutex::default(),
-            facade_scratch: Default::default(),
         };
         catalogue::register_builtins(&mut ecm);
         ecm
@@ -594,26 +593,40 @@ impl Ecm {
         ids: &mut Vec<EntityId>,
         data: &mut Vec<u8>,
     ) -> Result<(), EcmError> {
-        let ci = self.fixed_column("query_read", types, read)?;
         let mut scratch = self.take_scratch();
-        self.query_slots(which, types, ids, &mut scratch.slots);
+        let result = self.query_read_with(which, types, read, ids, data, &mut scratch.records);
+        self.put_scratch(scratch);
+        result
+    }
+
+    /// [`Ecm::query_read`] with a buffer for the specs slots.
+    fn query_read_with(
+        &self,
+        which: Which,
+        types: &[ComponentTypeId],
+        read: ComponentTypeId,
+        ids: &mut Vec<EntityId>,
+        data: &mut Vec<u8>,
+        slots: &mut Vec<Index>,
+    ) -> Result<(), EcmError> {
+        let ci = self.fixed_column("query_read", types, read)?;
+        self.query_slots(which, types, ids, slots);
         data.clear();
         let store = &self.columns[ci].store;
         match store.records() {
             Some(records) => {
                 data.reserve(ids.len() * records.size());
-                for &index in &scratch.slots {
+                for &index in slots.iter() {
                     // Cannot miss: the query included `read`.
                     data.extend_from_slice(records.get(index).unwrap_or_default());
                 }
             }
             None => {
                 let entities = self.world.entities();
-                let slots: Vec<Entity> = scratch.slots.iter().map(|&i| entities.entity(i)).collect();
+                let slots: Vec<Entity> = slots.iter().map(|&i| entities.entity(i)).collect();
                 store.get_many(&self.world, &slots, data);
             }
         }
-        self.put_scratch(scratch);
         Ok(())
     }
 
