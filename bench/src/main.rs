@@ -4,7 +4,7 @@
 //! * ECM access through the plugin facade (`for_each_mut`, `each` + `write_many`, and sparse
 //!   `get`/`set`) against the same work done directly on a specs `World`.
 //! * One iteration of an empty world with three `testing::Noop` plugin systems
-//!   (`Server::step_once`) against a bare loop of nine in-process hook calls.
+//!   (`Server::step_once`) against a bare loop making the same hook calls in-process.
 //!
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
@@ -13,7 +13,7 @@ mod state;
 
 use plugin_api::components::{Link, Name};
 use plugin_api::math::Pose;
-use plugin_api::{Change, Component, EcmRead, EcmView, EntityId, System, UpdateInfo, Which};
+use plugin_api::{Change, Component, EcmRead, EcmView, EntityId, Hooks, System, UpdateInfo, Which};
 use specs::{Builder, DenseVecStorage, Join, NullStorage, World, WorldExt};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -672,9 +672,11 @@ fn baseline_systems() -> Vec<Box<dyn System>> {
     (0..3).map(|_| Box::new(troupe_testing::Noop) as Box<dyn System>).collect()
 }
 
-/// `iterations` bare iterations: advance an UpdateInfo, then 3× pre_update, 3× update,
-/// 3× post_update as virtual calls, each result checked.
-fn bare_loop(systems: &mut [Box<dyn System>], access: &mut EcmAccess<'_>, iterations: u64) -> Result<Duration, String> {
+/// `iterations` bare iterations: advance an UpdateInfo, then the hooks each system declares
+/// (`System::hooks`, the rule the runner follows) as virtual calls, phase by phase, each
+/// result checked. `all`: every hook of every system instead.
+fn bare_loop(systems: &mut [Box<dyn System>], access: &mut EcmAccess<'_>, iterations: u64, all: bool) -> Result<Duration, String> {
+    let hooks: Vec<Hooks> = systems.iter().map(|s| if all { Hooks::ALL } else { s.hooks() }).collect();
     let mut info = UpdateInfo { dt_ns: 1_000_000, ..UpdateInfo::default() };
     let t = Instant::now();
     for _ in 0..iterations {
@@ -683,16 +685,22 @@ fn bare_loop(systems: &mut [Box<dyn System>], access: &mut EcmAccess<'_>, iterat
         let systems = black_box(&mut *systems);
         {
             let mut ecm = plugin_api::Ecm::from_ffi(access.as_mut_obj());
-            for s in systems.iter_mut() {
-                s.pre_update(&info, &mut ecm).map_err(|e| e.0)?;
+            for (s, h) in systems.iter_mut().zip(&hooks) {
+                if h.contains(Hooks::PRE_UPDATE) {
+                    s.pre_update(&info, &mut ecm).map_err(|e| e.0)?;
+                }
             }
-            for s in systems.iter_mut() {
-                s.update(&info, &mut ecm).map_err(|e| e.0)?;
+            for (s, h) in systems.iter_mut().zip(&hooks) {
+                if h.contains(Hooks::UPDATE) {
+                    s.update(&info, &mut ecm).map_err(|e| e.0)?;
+                }
             }
         }
         let view = EcmView::from_ffi(access.as_ref_obj());
-        for s in systems.iter_mut() {
-            s.post_update(&info, &view).map_err(|e| e.0)?;
+        for (s, h) in systems.iter_mut().zip(&hooks) {
+            if h.contains(Hooks::POST_UPDATE) {
+                s.post_update(&info, &view).map_err(|e| e.0)?;
+            }
         }
     }
     let d = t.elapsed();
@@ -713,11 +721,12 @@ fn bench_step(plan: &Plan) -> Result<(), String> {
     );
     println!(
         "   Baseline: a bare in-process loop over three troupe_testing::Noop values behind \
-         &mut dyn System: UpdateInfo advanced, then 3x pre_update, 3x update, 3x post_update"
+         &mut dyn System: UpdateInfo advanced, then the hooks each declares, as the runner does \
+         (Noop declares update only: 3 virtual calls)"
     );
     println!(
-        "   (9 virtual calls; the Ecm/EcmView arguments are wrapped over an empty ECM's facade \
-         each iteration as the adapter does, and Noop never calls them, so no FFI cost)."
+        "   (the Ecm/EcmView arguments are wrapped over an empty ECM's facade each iteration as \
+         the adapter does, and Noop never calls them, so no FFI cost)."
     );
 
     let mut empty = HostEcm::new();
@@ -740,7 +749,11 @@ fn bench_step(plan: &Plan) -> Result<(), String> {
         }
         Ok(t.elapsed())
     };
-    let mut bare = || bare_loop(&mut systems, &mut access, iterations);
+    let mut bare = || bare_loop(&mut systems, &mut access, iterations, false);
+    let mut bare_all_empty = HostEcm::new();
+    let mut bare_all_access = EcmAccess::new(&mut bare_all_empty, None);
+    let mut bare_all_systems = baseline_systems();
+    let mut bare_all = || bare_loop(&mut bare_all_systems, &mut bare_all_access, iterations, true);
     let mut ffi = || ffi_calls(&mut ffi_systems, &mut ffi_access, iterations, false);
     let mut all_empty = HostEcm::new();
     let mut all_access = EcmAccess::new(&mut all_empty, None);
@@ -757,11 +770,12 @@ fn bench_step(plan: &Plan) -> Result<(), String> {
     // Warm-up.
     step()?;
     bare()?;
+    bare_all()?;
     ffi()?;
     ffi_all()?;
     end_step()?;
-    let [d_step, d_bare, d_ffi, d_ffi_all, d_end] =
-        best_of_interleaved(plan.reps, [&mut step, &mut bare, &mut ffi, &mut ffi_all, &mut end_step])?;
+    let [d_step, d_bare, d_bare_all, d_ffi, d_ffi_all, d_end] =
+        best_of_interleaved(plan.reps, [&mut step, &mut bare, &mut bare_all, &mut ffi, &mut ffi_all, &mut end_step])?;
     drop(step);
     let done = server.runners()[0].clock.iterations() - start_iterations;
     let expected = iterations * (plan.reps as u64 + 1);
@@ -789,14 +803,15 @@ fn bench_step(plan: &Plan) -> Result<(), String> {
         "      the rest of WorldRunner::step (event dispatch, pending-removal checks, clock): about {:.1} ns",
         s - ffi - end_step
     );
+    let b_all = ns_per(d_bare_all, iterations);
     println!(
-        "      for reference, all 9 hooks through FfiSystem objects (a system declaring all three hooks): {ffi_all:.1} ns \
-         ({:.1} ns per call; the bare loop's virtual call is {:.1} ns)",
+        "      for reference, all 9 hooks (systems declaring all three): through FfiSystem objects {ffi_all:.1} ns \
+         ({:.1} ns per call), as in-process virtual calls {b_all:.1} ns ({:.1} ns per call)",
         ffi_all / 9.0,
-        b / 9.0
+        b_all / 9.0
     );
     println!(
-        "      (for scale: a 10 us iteration is 100,000 iterations/s; the bare loop is 9 real virtual calls \
+        "      (for scale: a 10 us iteration is 100,000 iterations/s; the bare loop's calls are real virtual calls \
          (not inlined), so a 2x goal against it leaves the host about {b:.0} ns of its own work per iteration)"
     );
     Ok(())

@@ -34,7 +34,7 @@ pub mod xml;
 pub use component::{Change, Component, ComponentTypeId, DecodeError, Reader, Writer};
 pub use ecm::{Ecm, EcmRead, EcmView};
 pub use entity::EntityId;
-pub use ffi::{EcmError, NetworkRole, ResetOutcome, UpdateInfo, Which};
+pub use ffi::{EcmError, Hooks, NetworkRole, ResetOutcome, UpdateInfo, Which};
 pub use host::{events, Host};
 pub use module::{HostLogger, PluginMod, PluginModRef};
 pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, System, SystemAdapter};
