@@ -41,5 +41,8 @@ pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, Syste
 
 /// Re-exported so plugins need no direct `log` dependency of their own to log.
 pub use log;
+/// Re-exported for [`Ecm::for_each_mut`] / [`EcmRead::for_each`]: a plugin's own plain-data
+/// component derives `bytemuck::Pod` through this to be lent in place.
+pub use bytemuck;
 /// Re-exported so plugins encode and decode [`msgs`] with the same prost the API uses.
 pub use prost;
