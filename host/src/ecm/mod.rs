@@ -828,24 +828,7 @@ impl Ecm {
     pub fn snapshot(&self) -> EcmSnapshot {
         let mut ids: Vec<EntityId> = self.by_id.keys().copied().collect();
         ids.sort_unstable();
-        let entities = ids
-            .into_iter()
-            .map(|id| {
-                let entity = self.by_id[&id];
-                let mut components: Vec<(ComponentTypeId, Vec<u8>)> = self
-                    .columns
-                    .iter()
-                    .filter(|c| c.has.contains(entity.id()))
-                    .map(|c| {
-                        let mut bytes = Vec::new();
-                        c.store.get(&self.world, entity, &mut bytes);
-                        (c.id, bytes)
-                    })
-                    .collect();
-                components.sort_unstable_by_key(|c| c.0);
-                EntityState { id, components }
-            })
-            .collect();
+        let entities = ids.into_iter().filter_map(|id| self.entity_state(id)).collect();
         EcmSnapshot { entities }
     }
 
