@@ -103,33 +103,15 @@ pub struct Server {
 impl Server {
     /// Parses the world, builds each world's ECM, and loads and configures its systems.
     pub fn load(opts: &ServerOptions) -> Result<Server, ServerError> {
-        if let Some(log) = &opts.playback {
-            return Server::load_playback(opts, log);
-        }
-        let doc = match (&opts.world_text, &opts.world_file) {
-            (Some((text, label)), _) => sdf::parse_str(text, label)?,
-            (None, Some(path)) => sdf::parse_file(path)?,
-            (None, None) => sdf::parse_str(EMPTY_WORLD, "<empty world>")?,
-        };
-        for w in &doc.warnings {
-            log::warn!("{w}");
-        }
         let source = config::config_source(opts.config.as_deref(), |k| std::env::var(k).ok(), &default_config_path());
         let config_set = config::load_config_set(&source)?;
         let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
         let search = SearchPath::new(env_path.as_deref(), &config_set.plugin_paths);
         let mut loader = PluginLoader::new(search, opts.log_level);
-        let mut names = HashSet::new();
-        let mut runners = Vec::new();
-        for world in &doc.worlds {
-            if !names.insert(world.name.clone()) {
-                return Err(ServerError::World(format!("{}: a second world named {:?}", world.origin, world.name)));
-            }
-            runners.push(load_world(&doc, world, &config_set.plugins, opts, &mut loader)?);
-        }
-        if runners.is_empty() {
-            return Err(ServerError::World("the SDF holds no <world>".into()));
-        }
+        let mut runners = match &opts.playback {
+            Some(log) => vec![load_playback(opts, log, &config_set, &mut loader)?],
+            None => load_world_file(opts, &config_set, &mut loader)?,
+        };
         if let Some(record) = record_options(opts, &config_set) {
             if runners.len() != 1 {
                 return Err(ServerError::World(format!(
@@ -146,49 +128,6 @@ impl Server {
             _ => runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default(),
         };
         Ok(Server { runners, loader, period, stop: Arc::new(AtomicBool::new(false)) })
-    }
-
-    /// Loads a state log for playback: the world comes from the log's first state, and
-    /// the config's systems run except those that would simulate ([`SIMULATING_SYSTEMS`]).
-    fn load_playback(opts: &ServerOptions, log: &Path) -> Result<Server, ServerError> {
-        if opts.world_file.is_some() || opts.world_text.is_some() {
-            return Err(ServerError::World("--playback replays the world its log holds; do not give a world file too".into()));
-        }
-        let source = config::config_source(opts.config.as_deref(), |k| std::env::var(k).ok(), &default_config_path());
-        let config_set = config::load_config_set(&source)?;
-        if record_options(opts, &config_set).is_some() {
-            return Err(ServerError::World("cannot record while playing a log back (--record-path or <record> with --playback)".into()));
-        }
-        let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
-        let mut loader = PluginLoader::new(SearchPath::new(env_path.as_deref(), &config_set.plugin_paths), opts.log_level);
-
-        let mut player = Player::open(log).map_err(RunError::from)?;
-        let ecm = playback::initial_ecm(&mut player).map_err(RunError::from)?;
-        let no_world = || ServerError::World(format!("{}: the log's first state has no world entity", log.display()));
-        let world_entity = ecm.query(Which::ALL, &[World::ID]).into_iter().next().ok_or_else(no_world)?;
-        let physics = ecm.get::<Physics>(world_entity).unwrap_or_default();
-        let name = player.header().world.clone();
-        let clock = Clock::new(physics.max_step_size, physics.real_time_factor, !opts.run);
-        let mut runner = WorldRunner::new(name.clone(), world_entity, ecm, clock);
-        runner.seed = opts.seed;
-        log::info!("playing back world {name:?} from {} ({} iterations)", log.display(), player.last_iteration());
-
-        let mut requests = Vec::new();
-        for s in config::select_systems(&[], &config_set.plugins, true).load {
-            if SIMULATING_SYSTEMS.contains(&s.library.as_str()) || opts.physics_engine.as_deref() == Some(s.library.as_str()) {
-                log::info!("playback: {} ({}) skipped: the log replaces what it would simulate", s.name, s.library);
-                continue;
-            }
-            requests.extend(resolve_selected(&runner, &name, s));
-        }
-        add_systems(&mut runner, &mut loader, requests)?;
-        runner.finish_load();
-        runner.start_playback(player);
-        let period = match opts.update_rate {
-            Some(hz) if hz > 0.0 => Duration::from_secs_f64(1.0 / hz),
-            _ => runner.clock.update_period(),
-        };
-        Ok(Server { runners: vec![runner], loader, period, stop: Arc::new(AtomicBool::new(false)) })
     }
 
     /// The runners, one per world, in file order.
@@ -265,6 +204,74 @@ impl Server {
 
 /// `--record-path` wins over the config's `<record>`; the keyframe interval comes from the
 /// config when it sets one.
+/// Parses the world file (or text; an empty world without either) and loads one runner per
+/// world.
+fn load_world_file(
+    opts: &ServerOptions,
+    config_set: &config::ServerConfigFile,
+    loader: &mut PluginLoader,
+) -> Result<Vec<WorldRunner>, ServerError> {
+    let doc = match (&opts.world_text, &opts.world_file) {
+        (Some((text, label)), _) => sdf::parse_str(text, label)?,
+        (None, Some(path)) => sdf::parse_file(path)?,
+        (None, None) => sdf::parse_str(EMPTY_WORLD, "<empty world>")?,
+    };
+    for w in &doc.warnings {
+        log::warn!("{w}");
+    }
+    let mut names = HashSet::new();
+    let mut runners = Vec::new();
+    for world in &doc.worlds {
+        if !names.insert(world.name.clone()) {
+            return Err(ServerError::World(format!("{}: a second world named {:?}", world.origin, world.name)));
+        }
+        runners.push(load_world(&doc, world, &config_set.plugins, opts, loader)?);
+    }
+    if runners.is_empty() {
+        return Err(ServerError::World("the SDF holds no <world>".into()));
+    }
+    Ok(runners)
+}
+
+/// Loads a state log for playback: the world comes from the log's first state, and the
+/// config's systems run except those that would simulate ([`SIMULATING_SYSTEMS`]).
+fn load_playback(
+    opts: &ServerOptions,
+    log: &Path,
+    config_set: &config::ServerConfigFile,
+    loader: &mut PluginLoader,
+) -> Result<WorldRunner, ServerError> {
+    if opts.world_file.is_some() || opts.world_text.is_some() {
+        return Err(ServerError::World("--playback replays the world its log holds; do not give a world file too".into()));
+    }
+    if record_options(opts, config_set).is_some() {
+        return Err(ServerError::World("cannot record while playing a log back (--record-path or <record> with --playback)".into()));
+    }
+    let mut player = Player::open(log).map_err(RunError::from)?;
+    let ecm = playback::initial_ecm(&mut player).map_err(RunError::from)?;
+    let no_world = || ServerError::World(format!("{}: the log's first state has no world entity", log.display()));
+    let world_entity = ecm.query(Which::ALL, &[World::ID]).into_iter().next().ok_or_else(no_world)?;
+    let physics = ecm.get::<Physics>(world_entity).unwrap_or_default();
+    let name = player.header().world.clone();
+    let clock = Clock::new(physics.max_step_size, physics.real_time_factor, !opts.run);
+    let mut runner = WorldRunner::new(name.clone(), world_entity, ecm, clock);
+    runner.seed = opts.seed;
+    log::info!("playing back world {name:?} from {} ({} iterations)", log.display(), player.last_iteration());
+
+    let mut requests = Vec::new();
+    for s in config::select_systems(&[], &config_set.plugins, true).load {
+        if SIMULATING_SYSTEMS.contains(&s.library.as_str()) || opts.physics_engine.as_deref() == Some(s.library.as_str()) {
+            log::info!("playback: {} ({}) skipped: the log replaces what it would simulate", s.name, s.library);
+            continue;
+        }
+        requests.extend(resolve_selected(&runner, &name, s));
+    }
+    add_systems(&mut runner, loader, requests)?;
+    runner.finish_load();
+    runner.start_playback(player);
+    Ok(runner)
+}
+
 fn record_options(opts: &ServerOptions, config: &config::ServerConfigFile) -> Option<RecordOptions> {
     let path = opts.record_path.clone().or_else(|| config.record.as_ref().map(|r| r.path.clone()))?;
     let keyframe_interval = config.record.as_ref().and_then(|r| r.keyframe_interval).unwrap_or(DEFAULT_KEYFRAME_INTERVAL);
