@@ -196,15 +196,12 @@ impl Ecm {
         if ty == ParentEntity::ID {
             return Err(EcmError::new("ParentEntity cannot be lent writable: set it (or use set_parent)"));
         }
-        if self.columns[ci].store.records().is_none() {
-            return Err(EcmError::new(format!("{} is not stored as records", self.columns[ci].name)));
-        }
         let mut scratch = std::mem::take(self.scratch.get_mut().unwrap_or_else(PoisonError::into_inner));
-        {
-            // Cannot miss: the query included `ty`, and it is stored as records.
-            let records = self.columns[ci].store.records().unwrap_or_else(|| unreachable!());
-            self.query_mapped(which, types, |index| records.record_of(index).unwrap_or(0), &mut scratch.ids, &mut scratch.records);
-        }
+        let Some(records) = self.columns[ci].store.records() else {
+            return Err(EcmError::new(format!("{} is not stored as records", self.columns[ci].name)));
+        };
+        // Every hit has `ty` (the query includes it), so `record_of` cannot miss.
+        self.query_mapped(which, types, |index| records.record_of(index).unwrap_or(0), &mut scratch.ids, &mut scratch.records);
         let Scratch { ids, records: positions, changed, .. } = &mut scratch;
         let Column { store, one_time, periodic, .. } = &mut self.columns[ci];
         let records = store.records_mut().unwrap_or_else(|| unreachable!());
