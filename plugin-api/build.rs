@@ -1,6 +1,7 @@
 //! Compiles `proto/gz/msgs/*.proto` into Rust with prost, without a system `protoc`:
 //! protox (pure Rust) parses the files into a descriptor set that prost-build turns into
-//! code in `OUT_DIR/gz.msgs.rs`, included by `src/msgs.rs`.
+//! code in `OUT_DIR/gz.msgs.rs`, included by `src/msgs.rs`, and that also writes the
+//! descriptor set (`OUT_DIR/gz.msgs.descriptor.bin`) for reflection.
 
 use std::path::PathBuf;
 
@@ -18,6 +19,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("cargo:rerun-if-changed={}", f.display());
     }
     let fds = protox::compile(&files, [&root])?;
+    // The descriptor set itself, for tools that print and parse messages by type name.
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(out.join("gz.msgs.descriptor.bin"), prost::Message::encode_to_vec(&fds))?;
     prost_build::Config::new()
         // Sorted maps: a state encodes to the same bytes every time (logs, fingerprints).
         .btree_map(["."])

@@ -20,4 +20,5 @@ pub mod runner;
 pub mod sdf;
 pub mod server;
 pub mod state;
+pub mod transport;
 pub(crate) mod xml;

@@ -17,3 +17,7 @@
 #![allow(clippy::all, reason = "generated code")]
 
 include!(concat!(env!("OUT_DIR"), "/gz.msgs.rs"));
+
+/// The encoded `google.protobuf.FileDescriptorSet` of every message above, for tools that
+/// print, parse or check messages by their type name (`gz.msgs.Pose`) at run time.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gz.msgs.descriptor.bin"));

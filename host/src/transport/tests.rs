@@ -1,0 +1,134 @@
+use super::*;
+
+/// A partition no other test or process uses.
+fn partition(name: &str) -> String {
+    format!("troupe-unit-{name}-{}", std::process::id())
+}
+
+const WAIT: Duration = Duration::from_secs(10);
+
+#[test]
+fn names_follow_gz_rules() {
+    for good in ["/world/shapes/pose/info", "/clock", "/a_b-c.d"] {
+        check_name("topic", good).unwrap();
+    }
+    for (bad, why) in [("world/x", "start with '/'"), ("/", "empty"), ("/a//b", "\"//\""), ("/a b", "whitespace"), ("/a:b", "':'"), ("/a/", "ends with")] {
+        let e = check_name("topic", bad).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn a_local_node_delivers_to_its_own_subscribers_and_counts_gaps() {
+    let node = Node::local();
+    let publisher = node.advertise("/t", "gz.msgs.StringMsg", TopicOptions::default()).unwrap();
+    let sub = node.subscribe("/t", "gz.msgs.StringMsg").unwrap();
+    let other_type = node.subscribe("/t", "gz.msgs.Pose").unwrap();
+    assert!(node.has_subscribers(publisher));
+    for i in 0..3u8 {
+        assert!(node.publish(publisher, &[i]).unwrap());
+    }
+    let got = sub.take();
+    assert_eq!(got.iter().map(|m| (m.seq, m.payload.clone())).collect::<Vec<_>>(), vec![(1, vec![0]), (2, vec![1]), (3, vec![2])]);
+    assert!(other_type.take().is_empty(), "a subscriber of another type gets nothing");
+    // A sender's sequence jumping from 3 to 6 is two missed messages.
+    sub.0.push("/t", "gz.msgs.StringMsg", node.id(), 6, &[9]);
+    assert_eq!(sub.take()[0].missed, 2);
+    assert_eq!(sub.missed(), 2);
+    assert!(node.unsubscribe(sub.id()));
+    assert!(matches!(node.publish(999, &[]), Err(TransportError::UnknownPublisher(999))));
+}
+
+#[test]
+fn a_throttled_publisher_skips_what_exceeds_its_rate() {
+    let node = Node::local();
+    let publisher = node.advertise("/stats", "gz.msgs.WorldStatistics", TopicOptions { reliable: false, max_rate_hz: 10.0 }).unwrap();
+    let sub = node.subscribe("/stats", "").unwrap();
+    let sent = (0..50).filter(|_| node.publish(publisher, b"x").unwrap()).count();
+    // 50 publications in far less than 100 ms: only the first goes out.
+    assert!(sent <= 2, "{sent} of 50 went out at 10 Hz");
+    assert_eq!(sub.take().len(), sent);
+}
+
+#[test]
+fn local_services_answer_directly_or_through_their_queue() {
+    let node = Node::local();
+    node.offer_direct("/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|req: &[u8]| Answer::Ok(req.to_vec()))).unwrap();
+    assert_eq!(node.call("/echo", b"hi", WAIT).unwrap(), Answer::Ok(b"hi".to_vec()));
+    assert!(matches!(
+        node.offer_direct("/echo", "a", "b", Arc::new(|_: &[u8]| Answer::Failed(vec![]))),
+        Err(TransportError::ServiceTaken(_))
+    ));
+    let queue = node.offer_queued("/later", "gz.msgs.Empty", "gz.msgs.Boolean").unwrap();
+    let caller = {
+        let node = node.clone();
+        std::thread::spawn(move || node.call("/later", b"q", WAIT))
+    };
+    let request = loop {
+        if let Some(r) = node.take_requests(&queue).pop() {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(request.1, b"q");
+    assert!(node.reply(request.0, Answer::Failed(b"no".to_vec())));
+    assert!(!node.reply(request.0, Answer::Ok(vec![])), "a request is answered once");
+    assert_eq!(caller.join().unwrap().unwrap(), Answer::Failed(b"no".to_vec()));
+    let err = node.call("/nobody", b"", WAIT).unwrap_err().to_string();
+    assert!(err.contains("offers service \"/nobody\""), "{err}");
+}
+
+#[test]
+fn two_networked_nodes_exchange_topics_and_services() {
+    let p = partition("net");
+    let server = Node::open(&p, &Bind::Ipc).unwrap();
+    let client = Node::open(&p, &Bind::Ipc).unwrap();
+    let publisher = server.advertise("/world/w/clock", "gz.msgs.Clock", TopicOptions::default()).unwrap();
+    server.offer_direct("/world/w/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|r: &[u8]| Answer::Ok(r.to_vec()))).unwrap();
+    let sub = client.subscribe("/world/w/clock", "gz.msgs.Clock").unwrap();
+    // Publish until the subscriber's connection is up (PUB drops what is sent before).
+    let deadline = Instant::now() + WAIT;
+    let first = loop {
+        server.publish(publisher, b"tick").unwrap();
+        if let Some(m) = sub.recv_timeout(Duration::from_millis(20)) {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "no message reached the subscriber in {WAIT:?}");
+    };
+    assert_eq!((first.topic.as_str(), first.msg_type.as_str(), first.sender.as_str()), ("/world/w/clock", "gz.msgs.Clock", server.id()));
+    assert!(server.has_subscribers(publisher));
+    // A burst after the connection is up arrives whole and in order.
+    let base = first.seq;
+    for _ in 0..500 {
+        server.publish(publisher, b"burst").unwrap();
+    }
+    let mut seqs = Vec::new();
+    while seqs.len() < 500 {
+        let m = sub.recv_timeout(WAIT).expect("the burst arrives");
+        if m.seq > base {
+            seqs.push(m.seq);
+        }
+    }
+    assert_eq!(seqs, (base + 1..=base + 500).collect::<Vec<_>>());
+    assert_eq!(client.call("/world/w/echo", b"ping", WAIT).unwrap(), Answer::Ok(b"ping".to_vec()));
+    assert!(client.topics().contains(&("/world/w/clock".to_string(), "gz.msgs.Clock".to_string())));
+    assert!(client.services().iter().any(|(s, _, _)| s == "/world/w/echo"));
+    // A service that never answers times out at the caller.
+    let _queue = server.offer_queued("/world/w/silent", "gz.msgs.Empty", "gz.msgs.Empty").unwrap();
+    let err = client.call("/world/w/silent", b"", Duration::from_millis(200)).unwrap_err();
+    assert!(matches!(err, TransportError::Timeout { .. }), "{err}");
+    drop(server);
+    let err = client.call("/world/w/echo", b"ping", WAIT).unwrap_err().to_string();
+    assert!(err.contains("no node of partition"), "a dropped node is no longer listed: {err}");
+}
+
+#[test]
+fn tcp_nodes_listen_on_system_chosen_ports() {
+    let p = partition("tcp");
+    let server = Node::open(&p, &Bind::Tcp("127.0.0.1".into())).unwrap();
+    server.offer_direct("/s", "gz.msgs.Empty", "gz.msgs.Empty", Arc::new(|_: &[u8]| Answer::Ok(vec![]))).unwrap();
+    let client = Node::open(&p, &Bind::Ipc).unwrap();
+    let peer = client.peers().into_iter().find(|e| e.node == server.id()).unwrap();
+    assert!(peer.rep_addr.starts_with("tcp://127.0.0.1:") && !peer.rep_addr.ends_with(":0"), "{}", peer.rep_addr);
+    assert_eq!(client.call("/s", b"", WAIT).unwrap(), Answer::Ok(vec![]));
+}
