@@ -25,6 +25,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     prost_build::Config::new()
         // Sorted maps: a state encodes to the same bytes every time (logs, fingerprints).
         .btree_map(["."])
+        // `prost::Name`: each message knows its type name (`gz.msgs.Pose`), which typed
+        // publishers and services put on the wire.
+        .enable_type_names()
         .compile_fds(fds)?;
     Ok(())
 }

@@ -9,6 +9,8 @@ use crate::runner::{Clock, RunError, SystemRequest, WorldRunner};
 use crate::sdf::{self, SdfDocument, SdfError, WorldSdf};
 use crate::state::log::{LogError, RecordOptions, DEFAULT_KEYFRAME_INTERVAL};
 use crate::state::playback::{self, Player};
+use crate::transport::world::{self, WorldTransport};
+use crate::transport::{registry, Bind, Node, TransportError};
 use plugin_api::components::{Physics, Sensor, World};
 use plugin_api::{Component, EntityId, Which};
 use std::collections::HashSet;
@@ -49,6 +51,9 @@ pub struct ServerOptions {
     pub record_path: Option<PathBuf>,
     /// `--playback`: replay this state log instead of loading and simulating a world file.
     pub playback: Option<PathBuf>,
+    /// Open the transport's sockets, listening as this says, in the partition of the
+    /// environment; `None` keeps topics and services inside the process (tests).
+    pub transport: Option<Bind>,
 }
 
 /// Why a server could not start.
@@ -69,6 +74,9 @@ pub enum ServerError {
     /// The state log could not be started.
     #[error("cannot record: {0}")]
     Log(#[from] LogError),
+    /// The transport could not start.
+    #[error("transport: {0}")]
+    Transport(#[from] TransportError),
     /// Several plugin libraries could not be loaded: all are named at once.
     #[error("{} plugins could not be loaded:\n  {}", .0.len(), .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Plugins(Vec<RunError>),
@@ -98,6 +106,8 @@ pub struct Server {
     loader: PluginLoader,
     period: Duration,
     stop: Arc<AtomicBool>,
+    node: Node,
+    transports: Vec<WorldTransport>,
 }
 
 impl Server {
@@ -108,9 +118,18 @@ impl Server {
         let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
         let search = SearchPath::new(env_path.as_deref(), &config_set.plugin_paths);
         let mut loader = PluginLoader::new(search, opts.log_level);
+        let node = match &opts.transport {
+            Some(bind) => {
+                let partition = registry::partition();
+                let node = Node::open(&partition, bind)?;
+                log::info!("transport: partition {partition:?}, node {}", node.id());
+                node
+            }
+            None => Node::local(),
+        };
         let mut runners = match &opts.playback {
-            Some(log) => vec![load_playback(opts, log, &config_set, &mut loader)?],
-            None => load_world_file(opts, &config_set, &mut loader)?,
+            Some(log) => vec![load_playback(opts, log, &config_set, &mut loader, &node)?],
+            None => load_world_file(opts, &config_set, &mut loader, &node)?,
         };
         if let Some(record) = record_options(opts, &config_set) {
             if runners.len() != 1 {
@@ -127,7 +146,19 @@ impl Server {
             Some(hz) if hz > 0.0 => Duration::from_secs_f64(1.0 / hz),
             _ => runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default(),
         };
-        Ok(Server { runners, loader, period, stop: Arc::new(AtomicBool::new(false)) })
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut transports = Vec::with_capacity(runners.len());
+        for (i, runner) in runners.iter().enumerate() {
+            transports.push(WorldTransport::open(&node, runner.name(), i == 0)?);
+        }
+        let resource_paths = std::env::var_os("GZ_SIM_RESOURCE_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+        world::offer_server_services(
+            &node,
+            runners.iter().map(|r| r.name().to_string()).collect(),
+            stop.clone(),
+            Arc::new(Mutex::new(resource_paths)),
+        )?;
+        Ok(Server { runners, loader, period, stop, node, transports })
     }
 
     /// The runners, one per world, in file order.
@@ -138,6 +169,10 @@ impl Server {
     pub fn runners_mut(&mut self) -> &mut [WorldRunner] {
         &mut self.runners
     }
+    /// The transport node of this server.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
     /// A flag that stops the run at the next iteration when set (Ctrl-C, SIGTERM).
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
@@ -145,8 +180,10 @@ impl Server {
 
     /// Steps every world once (lockstep), `wall` being the real time since the last step.
     pub fn step_once(&mut self, wall: Duration) -> Result<(), RunError> {
-        for runner in &mut self.runners {
+        for (runner, transport) in self.runners.iter_mut().zip(&mut self.transports) {
+            transport.before_step(runner);
             runner.step(&mut self.loader, wall)?;
+            transport.after_step(runner, wall);
         }
         Ok(())
     }
@@ -210,6 +247,7 @@ fn load_world_file(
     opts: &ServerOptions,
     config_set: &config::ServerConfigFile,
     loader: &mut PluginLoader,
+    node: &Node,
 ) -> Result<Vec<WorldRunner>, ServerError> {
     let doc = match (&opts.world_text, &opts.world_file) {
         (Some((text, label)), _) => sdf::parse_str(text, label)?,
@@ -225,7 +263,7 @@ fn load_world_file(
         if !names.insert(world.name.clone()) {
             return Err(ServerError::World(format!("{}: a second world named {:?}", world.origin, world.name)));
         }
-        runners.push(load_world(&doc, world, &config_set.plugins, opts, loader)?);
+        runners.push(load_world(&doc, world, &config_set.plugins, opts, loader, node)?);
     }
     if runners.is_empty() {
         return Err(ServerError::World("the SDF holds no <world>".into()));
@@ -240,6 +278,7 @@ fn load_playback(
     log: &Path,
     config_set: &config::ServerConfigFile,
     loader: &mut PluginLoader,
+    node: &Node,
 ) -> Result<WorldRunner, ServerError> {
     if opts.world_file.is_some() || opts.world_text.is_some() {
         return Err(ServerError::World("--playback replays the world its log holds; do not give a world file too".into()));
@@ -256,6 +295,7 @@ fn load_playback(
     let clock = Clock::new(physics.max_step_size, physics.real_time_factor, !opts.run);
     let mut runner = WorldRunner::new(name.clone(), world_entity, ecm, clock);
     runner.seed = opts.seed;
+    runner.set_node(node.clone());
     log::info!("playing back world {name:?} from {} ({} iterations)", log.display(), player.last_iteration());
 
     let mut requests = Vec::new();
@@ -296,6 +336,7 @@ fn load_world(
     config_plugins: &[config::PluginSpec],
     opts: &ServerOptions,
     loader: &mut PluginLoader,
+    node: &Node,
 ) -> Result<WorldRunner, ServerError> {
     let mut ecm = Ecm::new();
     let ecm_error = |e: plugin_api::EcmError| ServerError::World(format!("{}: {}", world.origin, e.message));
@@ -303,6 +344,7 @@ fn load_world(
     let clock = Clock::new(world.physics.max_step_size, world.physics.real_time_factor, !opts.run);
     let mut runner = WorldRunner::new(world.name.clone(), world_entity, ecm, clock);
     runner.seed = opts.seed;
+    runner.set_node(node.clone());
 
     let requested: Vec<RequestedPlugin> = world
         .plugins

@@ -264,6 +264,63 @@ pub trait HostServices: Send + Sync {
     /// Removes a subscription.
     #[sabi(last_prefix_field)]
     fn unsubscribe(&self, subscription: u64) -> bool;
+
+    // ---- Transport (plugin-api 1.3). Appended after the prefix: a 1.2 host lacks them,
+    // and the loader refuses a plugin newer than its host.
+
+    /// Advertises a topic of message type `msg_type` (`gz.msgs.Pose_V`); answers a
+    /// publisher id.
+    fn advertise(&self, topic: RStr<'_>, msg_type: RStr<'_>, options: TopicOptions) -> RResult<u64, SystemError>;
+    /// Publishes an encoded message; never blocks. Answers false when the publisher's
+    /// rate limit skipped it.
+    fn publish(&self, publisher: u64, payload: RSlice<'_, u8>) -> RResult<bool, SystemError>;
+    /// Whether anyone listens to the publisher's topic.
+    fn has_subscribers(&self, publisher: u64) -> bool;
+    /// Subscribes to a topic; messages queue until [`HostServices::take_messages`].
+    fn subscribe_topic(&self, topic: RStr<'_>, msg_type: RStr<'_>) -> RResult<u64, SystemError>;
+    /// Takes the messages received on a subscription since the last call, oldest first.
+    fn take_messages(&self, subscription: u64) -> RVec<RVec<u8>>;
+    /// Offers a service; requests queue until [`HostServices::take_requests`].
+    fn offer_service(&self, name: RStr<'_>, req_type: RStr<'_>, rep_type: RStr<'_>) -> RResult<u64, SystemError>;
+    /// Takes a service's pending requests.
+    fn take_requests(&self, service: u64) -> RVec<ServiceRequest>;
+    /// Answers a request (true or false, with a response); false if it was already
+    /// answered.
+    fn reply(&self, request: u64, ok: bool, payload: RSlice<'_, u8>) -> bool;
+    /// Calls a service of this process or of the partition, waiting up to `timeout_ms`.
+    /// It blocks the caller: call it outside the simulation step where possible.
+    fn call_service(&self, name: RStr<'_>, payload: RSlice<'_, u8>, timeout_ms: u64) -> RResult<ServiceReply, SystemError>;
+}
+
+/// How a topic is published.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq)]
+pub struct TopicOptions {
+    /// One-time messages: every message carries a sequence number and subscribers are
+    /// told of gaps (they re-sync through a service). Periodic topics may drop silently.
+    pub reliable: bool,
+    /// At most this many messages a second; the rest are skipped (0: no limit).
+    pub max_rate_hz: f64,
+}
+
+/// A request waiting for a system's answer.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct ServiceRequest {
+    /// The id to answer with.
+    pub id: u64,
+    /// The encoded request.
+    pub payload: RVec<u8>,
+}
+
+/// A service's answer to a call.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct ServiceReply {
+    /// Whether the service answered true.
+    pub ok: bool,
+    /// The encoded response.
+    pub payload: RVec<u8>,
 }
 
 /// Host services as a system keeps them.

@@ -1,4 +1,5 @@
-//! Host services for systems: events, network role and entity ownership.
+//! Host services for systems: events, network role and entity ownership (topics and
+//! services are in [`crate::transport`]).
 
 use crate::entity::EntityId;
 use crate::ffi::{EventHandler, EventHandler_TO, HostObj, NetworkRole, SystemError};
@@ -28,6 +29,10 @@ impl Host {
     /// Wraps the host object (the adapter does this).
     pub fn from_ffi(obj: HostObj) -> Self {
         Host { obj: std::sync::Arc::new(obj) }
+    }
+    /// The host object itself.
+    pub(crate) fn ffi(&self) -> &HostObj {
+        &self.obj
     }
     /// The name of the world this system runs in.
     pub fn world_name(&self) -> String {

@@ -28,14 +28,16 @@ pub mod math;
 #[doc(hidden)]
 pub mod module;
 pub mod msgs;
+pub mod transport;
 mod system;
 pub mod xml;
 
 pub use component::{Change, Component, ComponentTypeId, DecodeError, Reader, Writer};
 pub use ecm::{Ecm, EcmRead, EcmView};
 pub use entity::EntityId;
-pub use ffi::{EcmError, Hooks, NetworkRole, ResetOutcome, UpdateInfo, Which};
+pub use ffi::{EcmError, Hooks, NetworkRole, ResetOutcome, ServiceReply, ServiceRequest, TopicOptions, UpdateInfo, Which};
 pub use host::{events, Host};
+pub use transport::{Publisher, Request, ServiceServer, Subscriber};
 pub use module::{HostLogger, PluginMod, PluginModRef};
 pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, System, SystemAdapter};
 

@@ -95,6 +95,11 @@ pub fn server_config(plugins: &str) -> String {
     format!("<?xml version=\"1.0\"?>\n<server_config>\n  <plugins>\n{plugins}\n  </plugins>\n</server_config>\n")
 }
 
+/// The transport partition of runs started in `dir`.
+pub fn partition_of(dir: &Path) -> String {
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "troupe-e2e".into())
+}
+
 /// A `troupe` invocation being put together.
 pub struct Troupe {
     args: Vec<OsString>,
@@ -106,6 +111,14 @@ impl Troupe {
     /// `troupe sim`, run in `dir`.
     pub fn sim(dir: &TestDir) -> Troupe {
         Troupe { args: vec!["sim".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+    }
+    /// `troupe topic`, run in `dir` (in its partition).
+    pub fn topic(dir: &TestDir) -> Troupe {
+        Troupe { args: vec!["topic".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+    }
+    /// `troupe service`, run in `dir` (in its partition).
+    pub fn service(dir: &TestDir) -> Troupe {
+        Troupe { args: vec!["service".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// `troupe log`, run in `dir`.
     pub fn log(dir: &TestDir) -> Troupe {
@@ -134,6 +147,10 @@ impl Troupe {
         cmd.env_remove("TROUPE_SYSTEM_PLUGIN_PATH");
         cmd.env_remove("RUST_LOG");
         cmd.env("RUST_BACKTRACE", "0");
+        // Every test directory is its own transport partition: runs of one test meet, runs
+        // of other tests (and servers of the person running them) do not.
+        cmd.env("TROUPE_PARTITION", partition_of(&self.cwd));
+        cmd.env_remove("GZ_PARTITION");
         for (k, v) in &self.env {
             match v {
                 Some(v) => cmd.env(k, v),
@@ -194,6 +211,10 @@ pub struct Running {
 }
 
 impl Running {
+    /// Stdout so far.
+    pub fn stdout_so_far(&self) -> String {
+        self.stdout.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
     /// Stderr so far.
     pub fn stderr_so_far(&self) -> String {
         self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone()

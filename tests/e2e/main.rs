@@ -13,6 +13,7 @@
 //!   policies, `--physics-engine`).
 //! * [`spawn`]: systems of models created while running.
 //! * [`logs`]: recording state logs and `troupe log diff`.
+//! * [`transport`]: world control, stats and the topic/service tools, with `nngcat`.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -25,4 +26,5 @@ mod lifecycle;
 mod logs;
 mod output;
 mod spawn;
+mod transport;
 mod worlds;

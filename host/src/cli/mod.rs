@@ -1,7 +1,9 @@
-//! Command-line parsing and the `sim` and `log` commands.
+//! Command-line parsing and the `sim`, `log`, `topic` and `service` commands.
 
 mod log;
+mod service;
 mod sim;
+mod topic;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +23,10 @@ enum Command {
     /// Work with state logs written by `troupe sim --record-path`.
     #[command(subcommand)]
     Log(log::LogCommand),
+    /// List, inspect, echo and publish topics (`gz topic`).
+    Topic(topic::TopicArgs),
+    /// List and call services (`gz service`).
+    Service(service::ServiceArgs),
 }
 
 /// Runs the command line; the exit code is 0 on success, 1 when the run failed, 2 when it
@@ -30,5 +36,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Sim(args) => sim::run(args),
         Command::Log(cmd) => log::run(cmd),
+        Command::Topic(args) => topic::run(args),
+        Command::Service(args) => service::run(args),
     }
 }

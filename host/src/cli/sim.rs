@@ -53,6 +53,10 @@ pub struct SimArgs {
     /// (the world comes from the log; simulating systems are not loaded).
     #[arg(long, value_name = "PATH", conflicts_with = "file")]
     playback: Option<PathBuf>,
+    /// Serve topics and services over TCP on this address (an interface's IP, so other
+    /// machines can connect) instead of IPC sockets only this machine sees.
+    #[arg(long, value_name = "IP")]
+    transport_host: Option<String>,
 }
 
 fn not_yet(flag: &str, issue: &str) -> String {
@@ -111,6 +115,10 @@ pub fn run(args: SimArgs) -> ExitCode {
         log_level: verbose.min(5),
         record_path: args.record_path.clone(),
         playback: args.playback.clone(),
+        transport: Some(match &args.transport_host {
+            Some(ip) => troupe::transport::Bind::Tcp(ip.clone()),
+            None => troupe::transport::Bind::Ipc,
+        }),
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,
@@ -128,7 +136,10 @@ pub fn run(args: SimArgs) -> ExitCode {
     let worlds: Vec<String> = server.runners().iter().map(|r| r.name().to_string()).collect();
     eprintln!("troupe: running world(s) {}", worlds.join(", "));
     if !args.run {
-        eprintln!("troupe: starting paused (no -r); nothing can unpause it until the transport lands, so pass -r to simulate");
+        let w = &worlds[0];
+        eprintln!(
+            "troupe: starting paused (no -r); to run: troupe service -s /world/{w}/control --reqtype gz.msgs.WorldControl --reptype gz.msgs.Boolean --req 'pause: false'"
+        );
     }
     let bar = progress_bar(args.iterations);
     let result = server.run(args.iterations, |done| {

@@ -2,11 +2,11 @@
 //! custom events. Emitting queues an event; the runner delivers the queue on the simulation
 //! thread at the end of the step, so handlers never run inside another system's call.
 
-use abi_stable::std_types::{RBox, RSlice, RStr, RString};
-use plugin_api::ffi::{EventHandler_TO, HostServices, NetworkRole, SystemError};
+use abi_stable::std_types::{RBox, RSlice, RStr};
+use plugin_api::ffi::{EventHandler_TO, SystemError};
 use plugin_api::EntityId;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 /// An emitted event waiting for the end of the step.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl EventBus {
         std::mem::take(&mut *queue)
     }
 
-    fn subscribe(&self, owner: u64, name: &str, handler: Handler) -> u64 {
+    pub(super) fn subscribe(&self, owner: u64, name: &str, handler: Handler) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         self.subscribers.lock().unwrap_or_else(PoisonError::into_inner).push((id, owner, name.to_string(), handler));
         id
@@ -61,7 +61,7 @@ impl EventBus {
         self.subscribers.lock().unwrap_or_else(PoisonError::into_inner).retain(|s| s.1 != owner);
     }
 
-    fn unsubscribe(&self, id: u64) -> bool {
+    pub(super) fn unsubscribe(&self, id: u64) -> bool {
         let mut subs = self.subscribers.lock().unwrap_or_else(PoisonError::into_inner);
         let before = subs.len();
         subs.retain(|s| s.0 != id);
@@ -103,42 +103,3 @@ impl Ownership for OwnsAll {
     }
 }
 
-/// The host services object handed to each system.
-pub struct SystemHost {
-    /// The world's name.
-    pub world: String,
-    /// The world's event bus.
-    pub bus: Arc<EventBus>,
-    /// This process's role.
-    pub role: NetworkRole,
-    /// Who owns which entity.
-    pub ownership: Arc<dyn Ownership>,
-    /// The run's seed.
-    pub seed: u64,
-    /// The system this object was made for (its subscriptions go when it does).
-    pub owner: u64,
-}
-
-impl HostServices for SystemHost {
-    fn world_name(&self) -> RString {
-        RString::from(self.world.as_str())
-    }
-    fn network_role(&self) -> NetworkRole {
-        self.role
-    }
-    fn owns_entity(&self, entity: EntityId) -> bool {
-        self.ownership.owns(entity)
-    }
-    fn seed(&self) -> u64 {
-        self.seed
-    }
-    fn emit_event(&self, name: RStr<'_>, payload: RSlice<'_, u8>) {
-        self.bus.emit(name.as_str(), payload.as_slice());
-    }
-    fn subscribe(&self, name: RStr<'_>, handler: Handler) -> u64 {
-        self.bus.subscribe(self.owner, name.as_str(), handler)
-    }
-    fn unsubscribe(&self, subscription: u64) -> bool {
-        self.bus.unsubscribe(subscription)
-    }
-}

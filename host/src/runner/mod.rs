@@ -3,10 +3,12 @@
 
 mod clock;
 mod event_bus;
+mod host_services;
 mod systems;
 
 pub use clock::Clock;
-pub use event_bus::{Event, EventBus, Ownership, OwnsAll, SystemHost};
+pub use event_bus::{Event, EventBus, Ownership, OwnsAll};
+pub use host_services::SystemHost;
 pub use systems::{update_order, Phase, Source, SystemFailure, SystemSlot};
 
 use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
@@ -15,6 +17,7 @@ use crate::plugin::{LoadError, PluginLoader};
 use crate::state::log::{LogError, RecordOptions, Recorder};
 use crate::state::playback::{PlaybackError, Player};
 use crate::state::Stamp;
+use crate::transport::Node;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::RArc;
 use plugin_api::events;
@@ -112,6 +115,7 @@ pub struct WorldRunner {
     next_system_id: u64,
     recorder: Option<Recorder>,
     player: Option<Player>,
+    node: Node,
 }
 
 impl WorldRunner {
@@ -135,6 +139,7 @@ impl WorldRunner {
             next_system_id: 0,
             recorder: None,
             player: None,
+            node: Node::local(),
         }
     }
 
@@ -154,6 +159,15 @@ impl WorldRunner {
     pub fn system_labels(&self) -> Vec<String> {
         self.systems.iter().map(|s| s.label.clone()).collect()
     }
+    /// The transport node systems publish and serve through (a local one until
+    /// [`WorldRunner::set_node`]).
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+    /// Uses `node` for the systems added from now on.
+    pub fn set_node(&mut self, node: Node) {
+        self.node = node;
+    }
     /// Whether a system or event asked the run to stop.
     pub fn stop_requested(&self) -> bool {
         self.stop_requested
@@ -164,14 +178,7 @@ impl WorldRunner {
     }
 
     fn host_object(&self, owner: u64) -> HostObj {
-        let host = SystemHost {
-            owner,
-            world: self.name.clone(),
-            bus: self.bus.clone(),
-            role: self.role,
-            ownership: self.ownership.clone(),
-            seed: self.seed,
-        };
+        let host = SystemHost::new(&self.name, self.bus.clone(), self.role, self.ownership.clone(), self.seed, owner, self.node.clone());
         HostServices_TO::from_ptr(RArc::new(host), TD_Opaque)
     }
 

@@ -73,6 +73,14 @@ pub enum TransportError {
         /// The error.
         source: std::io::Error,
     },
+    /// A world of this name already runs in the partition (gz-sim refuses it too).
+    #[error("another world named {world:?} is running in partition {partition:?} (set TROUPE_PARTITION or GZ_PARTITION to run apart)")]
+    WorldTaken {
+        /// The world.
+        world: String,
+        /// The partition.
+        partition: String,
+    },
     /// A reply that does not follow the framing.
     #[error("service {service:?}: {source}")]
     Malformed {
@@ -234,6 +242,17 @@ struct Service {
 
 type Responder = Box<dyn FnOnce(Answer) + Send>;
 
+/// How long a request may wait for a system's answer before the caller is told it was not
+/// answered (gz-sim's blocking services wait 5 s; callers choose their own timeout, this
+/// only frees the request's slot).
+const UNANSWERED_AFTER: Duration = Duration::from_secs(60);
+
+struct Pending {
+    service: String,
+    since: Instant,
+    respond: Responder,
+}
+
 #[derive(Default)]
 struct State {
     publishers: HashMap<u64, Publisher>,
@@ -245,7 +264,7 @@ struct Inner {
     id: String,
     partition: String,
     state: Mutex<State>,
-    pending: Mutex<HashMap<u64, Responder>>,
+    pending: Mutex<HashMap<u64, Pending>>,
     next_id: AtomicU64,
     net: Option<net::Net>,
 }
@@ -317,6 +336,11 @@ impl Node {
 
     fn next_id(&self) -> u64 {
         self.inner.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A number this node has not handed out before (for ids of callers' own).
+    pub fn fresh_id(&self) -> u64 {
+        self.next_id()
     }
 
     /// Advertises a topic of type `msg_type`; answers a publisher id.
@@ -391,6 +415,57 @@ impl Node {
         Ok(Subscription(q))
     }
 
+    /// Stops publishing through `publisher`; the topic stays listed while another
+    /// publisher of this node uses it.
+    pub fn unadvertise(&self, publisher: u64) {
+        let (topic, still) = {
+            let mut state = self.inner.state.lock().unwrap();
+            let Some(p) = state.publishers.remove(&publisher) else { return };
+            let still = state.publishers.values().any(|q| q.topic == p.topic && q.msg_type == p.msg_type);
+            ((p.topic, p.msg_type), still)
+        };
+        if let (false, Some(net)) = (still, &self.inner.net) {
+            if let Err(e) = net.list(|e| {
+                e.topics.remove(&topic);
+            }) {
+                log::warn!("transport: {e}");
+            }
+        }
+    }
+
+    /// Withdraws a service; its unanswered requests are answered with an error.
+    pub fn withdraw(&self, name: &str) {
+        let Some(service) = self.inner.state.lock().unwrap().services.remove(name) else { return };
+        let orphans: Vec<Pending> = {
+            let mut pending = self.inner.pending.lock().unwrap();
+            let ids: Vec<u64> = pending.iter().filter(|(_, p)| p.service == name).map(|(id, _)| *id).collect();
+            ids.into_iter().filter_map(|id| pending.remove(&id)).collect()
+        };
+        for p in orphans {
+            (p.respond)(Answer::Error(format!("service {name:?} was withdrawn before it answered")));
+        }
+        if let Some(net) = &self.inner.net {
+            let listed = (name.to_string(), service.req_type, service.rep_type);
+            if let Err(e) = net.list(|e| {
+                e.services.remove(&listed);
+            }) {
+                log::warn!("transport: {e}");
+            }
+        }
+    }
+
+    /// Answers, with an error, requests that waited longer than any caller would.
+    fn expire_pending(&self) {
+        let expired: Vec<Pending> = {
+            let mut pending = self.inner.pending.lock().unwrap();
+            let ids: Vec<u64> = pending.iter().filter(|(_, p)| p.since.elapsed() > UNANSWERED_AFTER).map(|(id, _)| *id).collect();
+            ids.into_iter().filter_map(|id| pending.remove(&id)).collect()
+        };
+        for p in expired {
+            (p.respond)(Answer::Error(format!("service {:?} did not answer within {UNANSWERED_AFTER:?}", p.service)));
+        }
+    }
+
     /// Ends a subscription.
     pub fn unsubscribe(&self, subscription: u64) -> bool {
         let mut state = self.inner.state.lock().unwrap();
@@ -443,10 +518,10 @@ impl Node {
 
     /// Answers a queued request; false if it was already answered or is unknown.
     pub fn reply(&self, request: u64, answer: Answer) -> bool {
-        let responder = self.inner.pending.lock().unwrap().remove(&request);
-        match responder {
-            Some(r) => {
-                r(answer);
+        let pending = self.inner.pending.lock().unwrap().remove(&request);
+        match pending {
+            Some(p) => {
+                (p.respond)(answer);
                 true
             }
             None => false,
@@ -470,7 +545,8 @@ impl Node {
             Some(Handler::Direct(h)) => respond(h(payload)),
             Some(Handler::Queued(q)) => {
                 let id = self.next_id();
-                self.inner.pending.lock().unwrap().insert(id, respond);
+                let pending = Pending { service: name.to_string(), since: Instant::now(), respond };
+                self.inner.pending.lock().unwrap().insert(id, pending);
                 q.lock().unwrap().push_back((id, payload.to_vec()));
             }
         }

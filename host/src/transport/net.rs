@@ -129,6 +129,7 @@ impl Net {
                 std::thread::sleep(DISCOVERY_PERIOD);
                 let Some(inner) = weak.upgrade() else { return };
                 let node = Node { inner };
+                node.expire_pending();
                 if let Some(net) = &node.inner.net {
                     net.discover(&node.subscribed_topics());
                 }

@@ -1,1 +1,256 @@
-//! World services.
+//! The services and topics of the host itself: per world `/world/<w>/control`,
+//! `/world/<w>/stats` and `/world/<w>/clock` (and `/stats`, `/clock` for the first world),
+//! and per server `/gazebo/worlds`, `/server_control` and `/gazebo/resource_paths/{get,add}`.
+//!
+//! Control requests arrive on the transport's thread; they are queued and applied by the
+//! simulation thread at the next step boundary ([`WorldTransport::before_step`]), so a run
+//! is the same whichever thread a request came in on.
+
+use super::{Answer, Node, TopicOptions, TransportError};
+use crate::runner::WorldRunner;
+use plugin_api::msgs::{Boolean, Clock, ServerControl, StringMsgV, Time, WorldControl, WorldStatistics};
+use plugin_api::prost::Message;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// gz-sim throttles `/world/<w>/stats` to 10 messages a second.
+const STATS_HZ: f64 = 10.0;
+
+fn time(ns: i64) -> Time {
+    Time { sec: ns.div_euclid(1_000_000_000), nsec: ns.rem_euclid(1_000_000_000) as i32 }
+}
+
+fn ok_boolean() -> Answer {
+    Answer::Ok(Boolean { data: true, ..Default::default() }.encode_to_vec())
+}
+
+/// One world's end of the transport.
+pub struct WorldTransport {
+    node: Node,
+    world: String,
+    requests: Receiver<WorldControl>,
+    stats: u64,
+    clock: u64,
+    global: Option<(u64, u64)>,
+    stepping: u64,
+    run_to_ns: Option<i64>,
+    last_sim_ns: i64,
+}
+
+impl WorldTransport {
+    /// Advertises the world's topics and offers its control service. `first` is the
+    /// server's first world, which also publishes `/stats` and `/clock` unless another
+    /// process of the partition already does.
+    pub fn open(node: &Node, world: &str, first: bool) -> Result<WorldTransport, TransportError> {
+        let stats_topic = format!("/world/{world}/stats");
+        let taken = |topic: &str| node.peers().iter().any(|e| e.topics.iter().any(|(t, _)| t == topic));
+        if taken(&stats_topic) {
+            return Err(TransportError::WorldTaken { world: world.to_string(), partition: node.partition().to_string() });
+        }
+        let stats_type = "gz.msgs.WorldStatistics";
+        let stats = node.advertise(&stats_topic, stats_type, TopicOptions { reliable: false, max_rate_hz: STATS_HZ })?;
+        let clock = node.advertise(&format!("/world/{world}/clock"), "gz.msgs.Clock", TopicOptions::default())?;
+        let global = match first {
+            true if taken("/stats") || taken("/clock") => {
+                log::warn!("another process of partition {:?} publishes /stats or /clock; world {world:?} uses its namespaced topics only", node.partition());
+                None
+            }
+            true => Some((
+                node.advertise("/stats", stats_type, TopicOptions { reliable: false, max_rate_hz: STATS_HZ })?,
+                node.advertise("/clock", "gz.msgs.Clock", TopicOptions::default())?,
+            )),
+            false => None,
+        };
+        let (tx, requests) = channel();
+        let tx = Mutex::new(tx);
+        let name = world.to_string();
+        node.offer_direct(
+            &format!("/world/{world}/control"),
+            "gz.msgs.WorldControl",
+            "gz.msgs.Boolean",
+            Arc::new(move |bytes: &[u8]| match WorldControl::decode(bytes) {
+                Ok(req) => {
+                    // The world is gone only when the server is stopping; the answer is moot.
+                    let _ = tx.lock().unwrap().send(req);
+                    ok_boolean()
+                }
+                Err(e) => {
+                    log::warn!("world {name:?}: a control request that is not a gz.msgs.WorldControl was refused: {e}");
+                    Answer::Failed(Boolean::default().encode_to_vec())
+                }
+            }),
+        )?;
+        Ok(WorldTransport {
+            node: node.clone(),
+            world: world.to_string(),
+            requests,
+            stats,
+            clock,
+            global,
+            stepping: 0,
+            run_to_ns: None,
+            last_sim_ns: 0,
+        })
+    }
+
+    /// Applies the control requests that arrived since the last step, in arrival order
+    /// (gz-sim's semantics: every request sets the pause state; `step` and `multi_step`
+    /// run that many iterations and pause again, only when the request leaves the world
+    /// paused; `reset` rewinds everything or only the clock).
+    pub fn before_step(&mut self, runner: &mut WorldRunner) {
+        for req in self.requests.try_iter() {
+            runner.clock.paused = req.pause;
+            if let Some(reset) = &req.reset {
+                if reset.all {
+                    runner.request_reset();
+                    self.stepping = 0;
+                    self.run_to_ns = None;
+                } else if reset.time_only {
+                    runner.clock.rewind();
+                } else if reset.model_only {
+                    log::warn!("world {:?}: reset.model_only is not supported (as in gz-sim); ignored", self.world);
+                }
+            }
+            if req.seed != 0 {
+                log::warn!("world {:?}: changing the seed at run time is not supported (as in gz-sim); ignored", self.world);
+            }
+            let steps = if req.multi_step > 0 { u64::from(req.multi_step) } else { u64::from(req.step) };
+            if req.pause && steps > 0 {
+                self.stepping += steps;
+            }
+            if let Some(t) = &req.run_to_sim_time {
+                let target = t.sec * 1_000_000_000 + i64::from(t.nsec);
+                if target > runner.clock.info().sim_time_ns {
+                    self.run_to_ns = Some(target);
+                    runner.clock.paused = false;
+                }
+            }
+        }
+        if self.stepping > 0 {
+            runner.clock.paused = false;
+        }
+    }
+
+    /// Counts down stepping and run-to-time, then publishes the clock (every iteration)
+    /// and the statistics (at most 10 a second).
+    pub fn after_step(&mut self, runner: &mut WorldRunner, wall: Duration) {
+        let info = runner.clock.info();
+        let stepping_now = self.stepping > 0;
+        if stepping_now && !info.paused {
+            self.stepping -= 1;
+            if self.stepping == 0 {
+                runner.clock.paused = true;
+            }
+        }
+        if let Some(target) = self.run_to_ns {
+            if info.sim_time_ns >= target {
+                runner.clock.paused = true;
+                self.run_to_ns = None;
+            }
+        }
+        let wants_clock = self.node.has_subscribers(self.clock) || self.global.is_some_and(|(_, c)| self.node.has_subscribers(c));
+        if wants_clock {
+            let system = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+            let clock = Clock {
+                system: Some(time(system.as_nanos() as i64)),
+                real: Some(time(info.real_time_ns)),
+                sim: Some(time(info.sim_time_ns)),
+                ..Default::default()
+            };
+            let bytes = clock.encode_to_vec();
+            self.publish(self.clock, &bytes);
+            if let Some((_, c)) = self.global {
+                self.publish(c, &bytes);
+            }
+        }
+        let sim_delta = info.sim_time_ns - self.last_sim_ns;
+        self.last_sim_ns = info.sim_time_ns;
+        let wants_stats = self.node.has_subscribers(self.stats) || self.global.is_some_and(|(s, _)| self.node.has_subscribers(s));
+        if wants_stats {
+            let rtf = if wall.is_zero() { 0.0 } else { sim_delta as f64 * 1e-9 / wall.as_secs_f64() };
+            let stats = WorldStatistics {
+                sim_time: Some(time(info.sim_time_ns)),
+                real_time: Some(time(info.real_time_ns)),
+                paused: runner.clock.paused,
+                iterations: info.iterations,
+                real_time_factor: rtf,
+                step_size: Some(time(info.dt_ns)),
+                ..Default::default()
+            };
+            let bytes = stats.encode_to_vec();
+            self.publish(self.stats, &bytes);
+            if let Some((s, _)) = self.global {
+                self.publish(s, &bytes);
+            }
+        }
+    }
+
+    fn publish(&self, publisher: u64, bytes: &[u8]) {
+        if let Err(e) = self.node.publish(publisher, bytes) {
+            log::warn!("world {:?}: {e}", self.world);
+        }
+    }
+}
+
+/// Offers the server's own services: `/gazebo/worlds`, `/server_control` (only `stop`, as
+/// gz-sim; it sets `stop`, and the run ends at the next step boundary) and
+/// `/gazebo/resource_paths/get` / `add` over `paths`.
+pub fn offer_server_services(node: &Node, worlds: Vec<String>, stop: Arc<AtomicBool>, paths: Arc<Mutex<Vec<PathBuf>>>) -> Result<(), TransportError> {
+    node.offer_direct(
+        "/gazebo/worlds",
+        "gz.msgs.Empty",
+        "gz.msgs.StringMsg_V",
+        Arc::new(move |_: &[u8]| Answer::Ok(StringMsgV { data: worlds.clone(), ..Default::default() }.encode_to_vec())),
+    )?;
+    node.offer_direct(
+        "/server_control",
+        "gz.msgs.ServerControl",
+        "gz.msgs.Boolean",
+        Arc::new(move |bytes: &[u8]| match ServerControl::decode(bytes) {
+            Ok(req) if req.stop => {
+                log::info!("/server_control: stop requested");
+                stop.store(true, Ordering::SeqCst);
+                ok_boolean()
+            }
+            Ok(_) => {
+                log::warn!("/server_control: only stop is supported (as in gz-sim)");
+                Answer::Failed(Boolean::default().encode_to_vec())
+            }
+            Err(e) => {
+                log::warn!("/server_control: the request is not a gz.msgs.ServerControl: {e}");
+                Answer::Failed(Boolean::default().encode_to_vec())
+            }
+        }),
+    )?;
+    let read = paths.clone();
+    node.offer_direct(
+        "/gazebo/resource_paths/get",
+        "gz.msgs.Empty",
+        "gz.msgs.StringMsg_V",
+        Arc::new(move |_: &[u8]| {
+            let data = read.lock().unwrap().iter().map(|p| p.display().to_string()).collect();
+            Answer::Ok(StringMsgV { data, ..Default::default() }.encode_to_vec())
+        }),
+    )?;
+    node.offer_direct(
+        "/gazebo/resource_paths/add",
+        "gz.msgs.StringMsg_V",
+        "gz.msgs.Empty",
+        Arc::new(move |bytes: &[u8]| match StringMsgV::decode(bytes) {
+            Ok(req) => {
+                let mut list = paths.lock().unwrap();
+                for p in req.data.iter().flat_map(|d| std::env::split_paths(d).collect::<Vec<_>>()) {
+                    if !p.as_os_str().is_empty() && !list.contains(&p) {
+                        list.push(p);
+                    }
+                }
+                Answer::Ok(Vec::new())
+            }
+            Err(e) => Answer::Error(format!("/gazebo/resource_paths/add: the request is not a gz.msgs.StringMsgV: {e}")),
+        }),
+    )?;
+    Ok(())
+}
