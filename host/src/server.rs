@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 /// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
 /// library not listed here are skipped with a warning ("not available yet").
-pub const SHIPPED_SYSTEMS: &[&str] = &[];
+pub const SHIPPED_SYSTEMS: &[&str] = &["troupe_physics_kinematic"];
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
 /// already holds what they would do).
 pub const SIMULATING_SYSTEMS: &[&str] =
-    &["troupe_physics_rapier", "troupe_user_commands", "troupe_level_manager", "troupe_sensors"];
+    &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_level_manager", "troupe_sensors"];
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]

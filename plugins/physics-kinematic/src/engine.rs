@@ -69,6 +69,34 @@ pub enum Kind {
     Link,
 }
 
+/// What [`World::add_body`] needs to know of a model or link.
+#[derive(Clone, Debug)]
+pub struct NewBody {
+    /// Its entity.
+    pub entity: EntityId,
+    /// Model or link.
+    pub kind: Kind,
+    /// Scoped name for messages.
+    pub name: String,
+    /// The parent body (`None`: the world).
+    pub parent: Option<EntityId>,
+    /// A static model (its descendants are static too).
+    pub is_static: bool,
+    /// Links: self-collision with the other links of its model.
+    pub self_collide: bool,
+    /// Its Pose component: pose relative to the parent.
+    pub rel: Iso,
+    /// Initial twist (models: their velocity components; `None` or zero: at rest).
+    pub twist: Option<Twist>,
+}
+
+impl NewBody {
+    /// A body at `rel` under `parent`, not static, without self-collision, at rest.
+    pub fn new(entity: EntityId, kind: Kind, parent: Option<EntityId>, rel: Iso) -> NewBody {
+        NewBody { entity, kind, name: String::new(), parent, is_static: false, self_collide: false, rel, twist: None }
+    }
+}
+
 /// A model or link.
 #[derive(Clone, Debug)]
 pub struct Body {
@@ -177,20 +205,10 @@ impl World {
         self.collisions.len()
     }
 
-    /// Adds a body whose parent (if any) is already in the world; `rel` is its Pose
-    /// component. Answers false if the parent is unknown.
-    #[allow(clippy::too_many_arguments)]
-    pub fn add_body(
-        &mut self,
-        entity: EntityId,
-        kind: Kind,
-        name: String,
-        parent: Option<EntityId>,
-        is_static: bool,
-        self_collide: bool,
-        rel: Iso,
-        twist: Option<Twist>,
-    ) -> bool {
+    /// Adds a body whose parent (if any) is already in the world. Answers false if the
+    /// parent is unknown.
+    pub fn add_body(&mut self, new: NewBody) -> bool {
+        let NewBody { entity, kind, name, parent, is_static, self_collide, rel, twist } = new;
         let (parent_world, root, depth, parent_static) = match parent {
             None => (Iso::IDENTITY, entity, 0, false),
             Some(p) => match self.body(p) {
@@ -496,8 +514,9 @@ mod tests {
 
     /// A one-link model `model` with link `model + 1` and a unit cube `model + 2` at `at`.
     fn cube_model(w: &mut World, model: u64, at: Vector, is_static: bool) {
-        assert!(w.add_body(e(model), Kind::Model, format!("m{model}"), None, is_static, false, Iso::from_translation(at), None));
-        assert!(w.add_body(e(model + 1), Kind::Link, "l".into(), Some(e(model)), false, false, Iso::IDENTITY, None));
+        let m = NewBody { is_static, ..NewBody::new(e(model), Kind::Model, None, Iso::from_translation(at)) };
+        assert!(w.add_body(m));
+        assert!(w.add_body(NewBody::new(e(model + 1), Kind::Link, Some(e(model)), Iso::IDENTITY)));
         assert!(w.add_collision(e(model + 2), e(model + 1), Iso::IDENTITY, cube(1.0), 0xffff));
     }
 
@@ -521,7 +540,7 @@ mod tests {
         let n = 1000;
         let dt = std::f64::consts::FRAC_PI_2 / n as f64;
         for _ in 0..n {
-            p = p * screw(t, dt);
+            p *= screw(t, dt);
         }
         assert!((p.translation - Vector::new(1.0, 1.0, 0.0)).length() < 1e-12, "{:?}", p.translation);
         assert!((p.rotation * Vector::X - Vector::Y).length() < 1e-12);
@@ -531,7 +550,7 @@ mod tests {
     fn links_follow_their_model_and_commanded_links_move_on_their_own() {
         let mut w = World::default();
         cube_model(&mut w, 1, Vector::ZERO, false);
-        assert!(w.add_body(e(10), Kind::Link, "l2".into(), Some(e(1)), false, false, Iso::from_translation(Vector::X), None));
+        assert!(w.add_body(NewBody::new(e(10), Kind::Link, Some(e(1)), Iso::from_translation(Vector::X))));
         w.command(e(1), Some(Twist { linear: Vector::Y, angular: Vector::ZERO }));
         w.command(e(10), Some(Twist { linear: Vector::Z, angular: Vector::ZERO }));
         for _ in 0..10 {
@@ -596,14 +615,14 @@ mod tests {
         assert!(w.contacts().is_empty(), "two static models");
         let mut w = World::default();
         cube_model(&mut w, 1, Vector::ZERO, false);
-        assert!(w.add_body(e(10), Kind::Link, "l2".into(), Some(e(1)), false, false, Iso::IDENTITY, None));
+        assert!(w.add_body(NewBody::new(e(10), Kind::Link, Some(e(1)), Iso::IDENTITY)));
         assert!(w.add_collision(e(11), e(10), Iso::IDENTITY, cube(1.0), 0xffff));
         w.set_watched(&[e(3)]);
         assert!(w.contacts().is_empty(), "links of one model without self-collision");
         let mut w = World::default();
         cube_model(&mut w, 1, Vector::ZERO, false);
-        assert!(w.add_body(e(4), Kind::Model, "m".into(), None, false, false, Iso::IDENTITY, None));
-        assert!(w.add_body(e(5), Kind::Link, "l".into(), Some(e(4)), false, false, Iso::IDENTITY, None));
+        assert!(w.add_body(NewBody::new(e(4), Kind::Model, None, Iso::IDENTITY)));
+        assert!(w.add_body(NewBody::new(e(5), Kind::Link, Some(e(4)), Iso::IDENTITY)));
         assert!(w.add_collision(e(6), e(5), Iso::IDENTITY, cube(1.0), 0x10000));
         w.set_watched(&[e(3)]);
         assert!(w.contacts().is_empty(), "bitmasks sharing no bit");

@@ -41,7 +41,7 @@
 pub mod engine;
 pub mod shapes;
 
-use engine::{ContactPair, Kind, Twist, World};
+use engine::{ContactPair, Kind, NewBody, Twist, World};
 use parry3d_f64::math::{Pose as Iso, Rotation, Vector};
 use plugin_api::components::{
     AngularVelocity, AngularVelocityCmd, Collision, Contact, ContactSensorData, Geometry, Link, LinearVelocity,
@@ -158,7 +158,7 @@ impl KinematicPhysics {
                 }
                 let is_static = ecm.get::<Static>(m).is_some_and(|s| s.0);
                 let name = describe(ecm, m);
-                self.world.add_body(m, Kind::Model, name, parent, is_static, false, pose, Some(twist));
+                self.world.add_body(NewBody { name, is_static, twist: Some(twist), ..NewBody::new(m, Kind::Model, parent, pose) });
             }
             if left.len() == before {
                 for m in &left {
@@ -179,7 +179,7 @@ impl KinematicPhysics {
             let pose = self.pose_of(ecm, l)?;
             let self_collide = ecm.get::<SelfCollide>(l).is_some_and(|s| s.0);
             let name = describe(ecm, l);
-            self.world.add_body(l, Kind::Link, name, Some(model), false, self_collide, pose, None);
+            self.world.add_body(NewBody { name, self_collide, ..NewBody::new(l, Kind::Link, Some(model), pose) });
         }
         for &c in collisions {
             if self.world.has_collision(c) {
