@@ -9,10 +9,13 @@
 //!   bit-identical runs.
 //! * [`errors`]: bad geometry and bad commands end the run naming the entity.
 //! * [`cross_backend`]: one SDF text on every physics backend, only `filename` changed.
+//! * [`selection`]: gz-sim's `<engine>` TPE choice, `--physics-engine`, and the world file's
+//!   backend replacing the server config's.
 
 mod contacts;
 mod cross_backend;
 mod errors;
 mod lifecycle;
 mod motion;
+mod selection;
 mod support;

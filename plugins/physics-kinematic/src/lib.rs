@@ -10,8 +10,23 @@
 //! <plugin filename="troupe_physics_kinematic" name="gz::sim::systems::Physics"/>
 //! ```
 //!
-//! or `troupe sim --physics-engine troupe_physics_kinematic`. All numbers are f64, as in the
-//! ECM; collision detection runs on `parry3d-f64` (the parry rapier3d-f64 uses).
+//! (`worlds/test/kinematic/motion.sdf` has exactly this line and `tests/kinematic` loads it),
+//! or `troupe sim --physics-engine troupe_physics_kinematic`, or gz-sim's
+//! `<engine><filename>gz-physics-tpe-plugin</filename></engine>` inside
+//! `gz-sim-physics-system`. All numbers are f64, as in the ECM; collision detection runs on
+//! `parry3d-f64` (the parry rapier3d-f64 uses).
+//!
+//! ## Parameters
+//!
+//! | element | type | default | meaning |
+//! |---|---|---|---|
+//! | `<gz:system_priority>` | integer | -64 | read by the host: lower runs first (gz-sim's Physics priority) |
+//!
+//! Other children (`<engine>`, `<contacts>`...) are ignored.
+//!
+//! ## Topics and services
+//!
+//! None: it talks through components only.
 //!
 //! ## What it does each step (priority -64, `update` only)
 //!
