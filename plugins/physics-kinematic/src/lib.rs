@@ -36,7 +36,8 @@
 //! 2. Applies `WorldPoseCmd` (also to static models, also while paused: the command is
 //!    consumed and the pose written at once) and the held velocity commands
 //!    `LinearVelocityCmd` / `AngularVelocityCmd` (own frame) of models and links.
-//! 3. Integrates every moving body exactly over `dt` (0 while paused), see [`engine`].
+//! 3. Integrates every moving body exactly over `dt` (0 while paused), see
+//!    `troupe_kinematic_engine::world`.
 //! 4. Writes back the `Pose` of bodies that moved (`OneTime` for a pose command, else
 //!    `Periodic`) and the `WorldLinearVelocity` / `WorldAngularVelocity` of non-static models
 //!    and links whose velocity changed.
@@ -53,41 +54,17 @@
 //! (`model 'm' link 'l' collision 'c': box size y must be ...`). A mesh collision is not
 //! collided, with one warning naming it.
 
-pub mod engine;
-pub mod shapes;
-
-use engine::{ContactPair, Kind, NewBody, Twist, World};
-use parry3d_f64::math::{Pose as Iso, Rotation, Vector};
+use troupe_kinematic_engine::{shapes, to_iso, to_pose, to_vec3, to_vector, ContactPair, Iso, Kind, NewBody, Twist, World};
 use plugin_api::components::{
     AngularVelocity, AngularVelocityCmd, Collision, Contact, ContactSensorData, Geometry, Link, LinearVelocity,
     LinearVelocityCmd, Model, Name, SelfCollide, Static, Surface, WatchContacts, WorldAngularVelocity,
     WorldLinearVelocity, WorldPoseCmd,
 };
-use plugin_api::math::{Pose, Quat, Vec3};
+use plugin_api::math::{Pose, Vec3};
 use plugin_api::{
     log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Hooks, ResetOutcome, System, UpdateInfo,
 };
 use std::collections::{BTreeMap, HashSet};
-
-/// ECM pose → parry pose (the quaternion as stored, not renormalised).
-pub fn to_iso(p: &Pose) -> Iso {
-    let q = p.rotation;
-    Iso::from_parts(Vector::new(p.position.x, p.position.y, p.position.z), Rotation::from_xyzw(q.x, q.y, q.z, q.w))
-}
-
-/// parry pose → ECM pose.
-pub fn to_pose(i: &Iso) -> Pose {
-    let (t, q) = (i.translation, i.rotation);
-    Pose { position: Vec3::new(t.x, t.y, t.z), rotation: Quat { w: q.w, x: q.x, y: q.y, z: q.z } }
-}
-
-fn to_vector(v: Vec3) -> Vector {
-    Vector::new(v.x, v.y, v.z)
-}
-
-fn to_vec3(v: Vector) -> Vec3 {
-    Vec3::new(v.x, v.y, v.z)
-}
 
 fn finite_pose(p: &Pose) -> bool {
     let (t, q) = (p.position, p.rotation);
@@ -101,8 +78,6 @@ pub struct KinematicPhysics {
     /// Links that had a velocity command last step (they follow their model again when it
     /// goes).
     driven_links: Vec<EntityId>,
-    /// The velocities last written, per body.
-    velocities_written: BTreeMap<EntityId, (Vector, Vector)>,
     /// The contacts last written, per watched collision.
     contacts_written: BTreeMap<EntityId, Vec<Contact>>,
     watched: Vec<EntityId>,
@@ -238,7 +213,6 @@ impl KinematicPhysics {
             self.world.remove(&removed);
             for e in &removed {
                 self.contacts_written.remove(e);
-                self.velocities_written.remove(e);
             }
             self.driven_links.retain(|l| !removed.contains(l));
         }
@@ -309,20 +283,15 @@ impl KinematicPhysics {
     /// Step 4: poses and velocities.
     fn write_back(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
         let (mut teleported, mut moved) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
-        let (mut vel_ids, mut lin, mut ang) = (Vec::new(), Vec::new(), Vec::new());
-        for b in self.world.bodies() {
-            if b.rel_changed {
-                let out = if b.teleported { &mut teleported } else { &mut moved };
-                out.0.push(b.entity);
-                out.1.push(to_pose(&b.rel));
-            }
-            if !b.is_static && self.velocities_written.get(&b.entity) != Some(&b.world_velocity) {
-                self.velocities_written.insert(b.entity, b.world_velocity);
-                vel_ids.push(b.entity);
-                lin.push(WorldLinearVelocity(to_vec3(b.world_velocity.0)));
-                ang.push(WorldAngularVelocity(to_vec3(b.world_velocity.1)));
-            }
+        for b in self.world.bodies().iter().filter(|b| b.rel_changed) {
+            let out = if b.teleported { &mut teleported } else { &mut moved };
+            out.0.push(b.entity);
+            out.1.push(to_pose(&b.rel));
         }
+        let changes = self.world.velocity_changes();
+        let vel_ids: Vec<EntityId> = changes.iter().map(|c| c.0).collect();
+        let lin: Vec<_> = changes.iter().map(|c| WorldLinearVelocity(to_vec3(c.1))).collect();
+        let ang: Vec<_> = changes.iter().map(|c| WorldAngularVelocity(to_vec3(c.2))).collect();
         if !teleported.0.is_empty() {
             ecm.write_many(&teleported.0, &teleported.1, Change::OneTime)?;
         }

@@ -1,8 +1,8 @@
 //! The kinematic world: bodies (models and links) that move only as their velocities say,
 //! and collisions attached to links, tested for overlap with parry.
 //!
-//! Independent of the ECM (the system in `lib.rs` feeds it and reads it back), so its
-//! behaviour is unit-tested here directly.
+//! Independent of the ECM (the plugin feeds it and reads it back), so its behaviour is
+//! unit-tested here directly.
 //!
 //! # Bodies
 //!
@@ -16,7 +16,7 @@
 //! per step (rounding aside) and a constant angular velocity turns it about its own axis.
 
 use crate::shapes::Shape;
-use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
+use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::{Pose as Iso, Rotation, Vector};
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d_f64::shape::SharedShape;
@@ -108,6 +108,8 @@ pub struct Body {
     pub name: String,
     /// The parent body (`None`: the world).
     pub parent: Option<EntityId>,
+    /// Where the parent is in the world's body list (kept up to date by the world).
+    parent_index: Option<usize>,
     /// The top-level model it belongs to (itself for a top-level model).
     pub root: EntityId,
     /// Nesting depth (0 for top-level models).
@@ -130,6 +132,8 @@ pub struct Body {
     pub rel_changed: bool,
     /// Its relative pose was set by a pose command in the last step.
     pub teleported: bool,
+    /// The world velocity last handed out by [`World::velocity_changes`].
+    reported_velocity: Option<(Vector, Vector)>,
 }
 
 /// A collision of a link.
@@ -138,6 +142,8 @@ pub struct Collision {
     pub entity: EntityId,
     /// The link it belongs to.
     pub link: EntityId,
+    /// Where the link is in the world's body list (kept up to date by the world).
+    link_index: usize,
     /// The shape and its offset in the collision frame.
     pub shape: SharedShape,
     /// Shape pose relative to the link (collision pose · shape offset).
@@ -146,9 +152,43 @@ pub struct Collision {
     pub bitmask: u32,
     /// Whether its contacts are reported.
     pub watched: bool,
-    /// Shape pose in the world, and its bounding box.
+    /// Shape pose in the world, and its bounding box (brought up to date only when contacts
+    /// are asked for: `aabb_stale`).
     world: Iso,
     aabb: Aabb,
+    aabb_stale: bool,
+}
+
+/// A collision's bounding box in the sweep of [`World::contacts`].
+struct SweepBox {
+    mins: Vector,
+    maxs: Vector,
+    watched: bool,
+    /// Position in the collision list.
+    index: usize,
+}
+
+/// A conservative world bounding box: the shape's local box turned and moved (parry's exact
+/// boxes of cylinders and hulls cost several support-point searches each, which dominated
+/// the step). A half-space's box is unbounded, except along an axis its normal points
+/// along to within 1e-12 (a ground plane's box ends at the plane, plus 1 µm for that
+/// tilt: right within a kilometre of its origin), so boxes above the ground skip it.
+fn bounding_box(shape: &SharedShape, pose: &Iso) -> Aabb {
+    let Some(half_space) = shape.as_halfspace() else {
+        return shape.compute_local_aabb().transform_by(pose);
+    };
+    let mut aabb = shape.compute_aabb(pose);
+    let n = pose.rotation * half_space.normal;
+    let p = pose.translation;
+    for k in 0..3 {
+        let others = (0..3).filter(|&j| j != k).all(|j| n[j].abs() < 1e-12);
+        if others && n[k] > 0.0 {
+            aabb.maxs[k] = p[k] + 1e-6;
+        } else if others && n[k] < 0.0 {
+            aabb.mins[k] = p[k] - 1e-6;
+        }
+    }
+    aabb
 }
 
 /// One contact point between two collisions, as the ECM reports it.
@@ -182,6 +222,8 @@ pub struct World {
     /// Collisions in ascending id.
     collisions: Vec<Collision>,
     collision_index: HashMap<EntityId, usize>,
+    /// Bodies were added or removed since `parent_index` / `link_index` were computed.
+    stale: bool,
 }
 
 impl World {
@@ -216,12 +258,14 @@ impl World {
                 None => return false,
             },
         };
+        let parent_index = parent.map(|p| self.body_index[&p]);
         let is_static = is_static || parent_static;
         let body = Body {
             entity,
             kind,
             name,
             parent,
+            parent_index,
             root,
             depth,
             is_static,
@@ -233,6 +277,7 @@ impl World {
             moved: false,
             rel_changed: false,
             teleported: false,
+            reported_velocity: None,
         };
         let at = self.bodies.partition_point(|b| (b.depth, b.entity) < (depth, entity));
         self.bodies.insert(at, body);
@@ -240,7 +285,10 @@ impl World {
         for (i, b) in self.bodies.iter().enumerate().skip(at) {
             self.body_index.insert(b.entity, i);
         }
+        // The new body's parent sits before it, so its own parent_index is right; others'
+        // may have shifted.
         self.bodies[at].world_velocity = self.velocity_of(at);
+        self.stale = true;
         true
     }
 
@@ -249,8 +297,9 @@ impl World {
         let Some(l) = self.body(link) else { return false };
         let local = pose * shape.offset;
         let world = l.world * local;
-        let aabb = shape.shape.compute_aabb(&world);
-        let c = Collision { entity, link, shape: shape.shape, local, bitmask, watched: false, world, aabb };
+        let aabb = bounding_box(&shape.shape, &world);
+        let link_index = self.body_index[&link];
+        let c = Collision { entity, link, link_index, shape: shape.shape, local, bitmask, watched: false, world, aabb, aabb_stale: false };
         let at = self.collisions.partition_point(|c| c.entity < entity);
         self.collisions.insert(at, c);
         for (i, c) in self.collisions.iter().enumerate().skip(at) {
@@ -280,6 +329,19 @@ impl World {
         if before.1 != self.collisions.len() {
             self.reindex_collisions();
         }
+        self.stale = true;
+    }
+
+    /// Recomputes the list positions of parents and links after bodies came or went.
+    fn refresh_indices(&mut self) {
+        let index = &self.body_index;
+        for b in &mut self.bodies {
+            b.parent_index = b.parent.map(|p| index[&p]);
+        }
+        for c in &mut self.collisions {
+            c.link_index = index[&c.link];
+        }
+        self.stale = false;
     }
 
     fn reindex_bodies(&mut self) {
@@ -344,11 +406,14 @@ impl World {
     /// Advances every body by `dt` (0 while paused: pose commands still take effect), then
     /// brings the world poses of moved collisions up to date.
     pub fn step(&mut self, dt: f64) {
+        if self.stale {
+            self.refresh_indices();
+        }
         for i in 0..self.bodies.len() {
-            let (parent_world, parent_moved, parent_teleported) = match self.bodies[i].parent {
+            let (parent_world, parent_moved, parent_teleported) = match self.bodies[i].parent_index {
                 None => (Iso::IDENTITY, false, false),
                 Some(p) => {
-                    let pb = &self.bodies[self.body_index[&p]];
+                    let pb = &self.bodies[p];
                     (pb.world, pb.moved, pb.teleported)
                 }
             };
@@ -380,16 +445,26 @@ impl World {
             }
         }
         self.update_velocities();
-        let moved: HashMap<EntityId, Iso> =
-            self.bodies.iter().filter(|b| b.moved && b.kind == Kind::Link).map(|b| (b.entity, b.world)).collect();
-        if !moved.is_empty() {
-            for c in &mut self.collisions {
-                if let Some(w) = moved.get(&c.link) {
-                    c.world = *w * c.local;
-                    c.aabb = c.shape.compute_aabb(&c.world);
-                }
+        for c in &mut self.collisions {
+            let link = &self.bodies[c.link_index];
+            if link.moved {
+                c.world = link.world * c.local;
+                c.aabb_stale = true;
             }
         }
+    }
+
+    /// The non-static bodies whose world velocity changed since the last call (all of them
+    /// the first time), with that velocity (linear, angular), in body-list order.
+    pub fn velocity_changes(&mut self) -> Vec<(EntityId, Vector, Vector)> {
+        let mut out = Vec::new();
+        for b in self.bodies.iter_mut().filter(|b| !b.is_static) {
+            if b.reported_velocity != Some(b.world_velocity) {
+                b.reported_velocity = Some(b.world_velocity);
+                out.push((b.entity, b.world_velocity.0, b.world_velocity.1));
+            }
+        }
+        out
     }
 
     /// World velocities: a body moving on its own has its twist turned into the world
@@ -403,8 +478,8 @@ impl World {
     /// The world velocity of body `i`, its parent's being up to date.
     fn velocity_of(&self, i: usize) -> (Vector, Vector) {
         let b = &self.bodies[i];
-        let parent = b.parent.map(|p| {
-            let pb = &self.bodies[self.body_index[&p]];
+        let parent = b.parent_index.map(|p| {
+            let pb = &self.bodies[p];
             (pb.world.translation, pb.world_velocity)
         });
         match (b.twist, parent) {
@@ -420,37 +495,54 @@ impl World {
     /// bit of their bitmasks, and, within one top-level model, only if both links have
     /// self-collision on. Bounding boxes are swept along x first (sort and sweep), then
     /// parry computes the contact manifolds of overlapping pairs.
-    pub fn contacts(&self) -> Vec<ContactPair> {
+    pub fn contacts(&mut self) -> Vec<ContactPair> {
         if !self.collisions.iter().any(|c| c.watched) {
             return Vec::new();
         }
-        let mut order: Vec<usize> = (0..self.collisions.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (ca, cb) = (&self.collisions[a], &self.collisions[b]);
-            ca.aabb.mins.x.total_cmp(&cb.aabb.mins.x).then(ca.entity.cmp(&cb.entity))
-        });
+        for c in self.collisions.iter_mut().filter(|c| c.aabb_stale) {
+            c.aabb = bounding_box(&c.shape, &c.world);
+            c.aabb_stale = false;
+        }
+        // The sweep reads boxes from one compact, sorted array (not through the collisions).
+        let mut boxes: Vec<SweepBox> = self
+            .collisions
+            .iter()
+            .enumerate()
+            .map(|(i, c)| SweepBox { mins: c.aabb.mins, maxs: c.aabb.maxs, watched: c.watched, index: i })
+            .collect();
+        // Ties in x by index, which follows the entity id: the order is a function of the state.
+        boxes.sort_unstable_by(|a, b| a.mins.x.total_cmp(&b.mins.x).then(a.index.cmp(&b.index)));
         let mut out = Vec::new();
         let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
-        for (k, &i) in order.iter().enumerate() {
-            let a = &self.collisions[i];
-            for &j in &order[k + 1..] {
-                let b = &self.collisions[j];
-                if b.aabb.mins.x > a.aabb.maxs.x {
+        for (k, a) in boxes.iter().enumerate() {
+            for b in &boxes[k + 1..] {
+                if b.mins.x > a.maxs.x {
                     break;
                 }
-                if !(a.watched || b.watched) || !a.aabb.intersects(&b.aabb) || !self.may_touch(a, b) {
+                if !(a.watched || b.watched)
+                    || b.mins.y > a.maxs.y
+                    || a.mins.y > b.maxs.y
+                    || b.mins.z > a.maxs.z
+                    || a.mins.z > b.maxs.z
+                {
                     continue;
                 }
-                let points = self.touch(a, b, &mut manifolds);
+                // Lower id first, so a pair's points do not depend on where the sweep met it.
+                let (first, second) = if a.index < b.index { (a.index, b.index) } else { (b.index, a.index) };
+                let (ca, cb) = (&self.collisions[first], &self.collisions[second]);
+                if !self.may_touch(ca, cb) {
+                    continue;
+                }
+                let points = self.touch(ca, cb, &mut manifolds);
                 if points.is_empty() {
                     continue;
                 }
-                if a.watched {
-                    out.push(ContactPair { collision: a.entity, other: b.entity, points: points.clone() });
+                if ca.watched {
+                    out.push(ContactPair { collision: ca.entity, other: cb.entity, points: points.clone() });
                 }
-                if b.watched {
+                if cb.watched {
                     let flipped = points.iter().map(|p| Point { normal: -p.normal, ..*p }).collect();
-                    out.push(ContactPair { collision: b.entity, other: a.entity, points: flipped });
+                    out.push(ContactPair { collision: cb.entity, other: ca.entity, points: flipped });
                 }
             }
         }
@@ -604,6 +696,21 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!((c[1].collision, c[1].other), (e(6), e(3)));
         assert!((c[1].points[0].normal - Vector::X).length() < 1e-9);
+    }
+
+    #[test]
+    fn a_ground_plane_box_ends_at_the_plane() {
+        let plane = match build(&Geometry::Plane { normal: Vec3::new(0.0, 0.0, 1.0), size: [1.0, 1.0] }) {
+            Ok(Built::Shape(s)) => s.shape,
+            _ => unreachable!("a plane is a shape"),
+        };
+        let aabb = bounding_box(&plane, &Iso::from_translation(Vector::new(1.0, 2.0, -0.5)));
+        assert_eq!(aabb.maxs.z, -0.5 + 1e-6);
+        assert!(aabb.mins.z < -1e300 && aabb.maxs.x > 1e300 && aabb.mins.y < -1e300);
+        // Upside down: the box is above the plane.
+        let flipped = Iso::from_parts(Vector::new(0.0, 0.0, 2.0), Rotation::from_rotation_x(std::f64::consts::PI));
+        let aabb = bounding_box(&plane, &flipped);
+        assert!(aabb.mins.z == 2.0 - 1e-6 && aabb.maxs.z > 1e300, "{aabb:?}");
     }
 
     #[test]
