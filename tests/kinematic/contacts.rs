@@ -2,7 +2,7 @@
 //! and every primitive shape has the size and axis its SDF gives it.
 
 use crate::support::{find, find_in, motion, near, watch, world_path};
-use plugin_api::components::{Contact, ContactSensorData, LinearVelocityCmd};
+use plugin_api::components::{Contact, ContactSensorData, LinearVelocityCmd, WatchContacts};
 use plugin_api::math::Vec3;
 use plugin_api::{Change, EntityId};
 use troupe::ecm::Ecm;
@@ -102,4 +102,23 @@ fn every_primitive_shape_touches_the_ground_as_deep_as_its_size_says() {
         assert!(deepest >= 0.01 - 1e-9 && deepest <= allowed, "{shape}: deepest {deepest}");
         assert!(found[0].normals.iter().all(|n| near(*n, Vec3::new(0.0, 0.0, 1.0), 1e-9)), "{shape}: {found:?}");
     }
+}
+
+#[test]
+fn a_collision_no_longer_watched_loses_its_contacts() {
+    let mut f = motion()
+        .on_configure(|ctx| watch(&mut ctx.ecm, &["box_a/link/c"]))
+        .on_pre_update(|info, ecm| {
+            if info.iterations == 3 {
+                assert!(ecm.remove::<WatchContacts>(find_in(ecm, "box_a/link/c")));
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    let a = find(f.ecm(), "box_a/link/c");
+    f.run(2).unwrap();
+    assert_eq!(contacts(f.ecm(), a).len(), 1);
+    f.run(1).unwrap();
+    assert!(!f.ecm().has::<ContactSensorData>(a), "stale contacts left on an unwatched collision");
 }

@@ -310,7 +310,12 @@ impl KinematicPhysics {
         let watched = ecm.entities_with(&[WatchContacts::ID, Collision::ID]);
         if watched != self.watched {
             self.world.set_watched(&watched);
-            self.contacts_written.retain(|e, _| watched.binary_search(e).is_ok());
+            // No longer watched: its last contacts would go stale, so they go.
+            for e in self.watched.iter().filter(|e| watched.binary_search(e).is_err()) {
+                if self.contacts_written.remove(e).is_some() && ecm.has_entity(*e) {
+                    ecm.remove::<ContactSensorData>(*e);
+                }
+            }
             self.watched = watched;
         }
         if self.watched.is_empty() {
@@ -328,7 +333,7 @@ impl KinematicPhysics {
             });
         }
         for (e, contacts) in now {
-            if self.contacts_written.get(&e) != Some(&contacts) || !ecm.has::<ContactSensorData>(e) {
+            if self.contacts_written.get(&e) != Some(&contacts) {
                 ecm.set(e, &ContactSensorData(contacts.clone()), Change::Periodic)?;
                 self.contacts_written.insert(e, contacts);
             }
