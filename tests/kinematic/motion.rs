@@ -195,3 +195,39 @@ fn a_static_model_ignores_velocity_commands() {
     assert_eq!(f.ecm().get::<Pose>(post), Some(p0));
     assert!(f.ecm().get::<WorldLinearVelocity>(post).is_none(), "static models get no velocity");
 }
+
+#[test]
+fn a_nested_model_rides_with_its_parent_and_moves_on_its_own_when_commanded() {
+    // The carrier turns at 1 rad/s; its rider is carried round, until the rider is given
+    // a velocity of its own at 0.5 s: from then on it moves straight up, whatever the
+    // carrier does.
+    let mut f = motion()
+        .on_configure(|ctx| {
+            let carrier = find_in(&ctx.ecm, "carrier");
+            ctx.ecm.set(carrier, &AngularVelocityCmd(Vec3::new(0.0, 0.0, 1.0)), Change::OneTime).map(|_| ())?;
+            Ok(())
+        })
+        .on_pre_update(|info, ecm| {
+            if info.iterations == 501 {
+                let rider = find_in(ecm, "carrier/rider");
+                ecm.set(rider, &LinearVelocityCmd(Vec3::new(0.0, 0.0, 1.0)), Change::OneTime)?;
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    let (carrier, rider, seat) = (find(f.ecm(), "carrier"), find(f.ecm(), "carrier/rider"), find(f.ecm(), "carrier/rider/seat"));
+    let c0 = f.ecm().get::<Pose>(carrier).unwrap();
+    let rider_rel = f.ecm().get::<Pose>(rider).unwrap();
+    f.run(500).unwrap();
+    // Carried: its pose relative to the carrier is untouched, its world pose turned 0.5 rad.
+    assert_eq!(f.ecm().get::<Pose>(rider), Some(rider_rel));
+    let turned = |angle: f64| c0.position + Quat::from_rpy(0.0, 0.0, angle).rotate(rider_rel.position);
+    let at_half = world_pose(f.ecm(), seat).position;
+    assert!(near(at_half, turned(0.5), FLOAT), "{at_half:?}");
+    f.run(500).unwrap();
+    // On its own for 0.5 s: 0.5 m up from where it was let go, not turned further.
+    let at_end = world_pose(f.ecm(), seat).position;
+    assert!(near(at_end, at_half + Vec3::new(0.0, 0.0, 0.5), FLOAT), "{at_end:?}");
+    assert!((f.ecm().get::<Pose>(carrier).unwrap().rotation.to_rpy()[2] - 1.0).abs() < FLOAT);
+}
