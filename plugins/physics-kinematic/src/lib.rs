@@ -54,7 +54,6 @@
 //! (`model 'm' link 'l' collision 'c': box size y must be ...`). A mesh collision is not
 //! collided, with one warning naming it.
 
-use troupe_kinematic_engine::{shapes, to_iso, to_pose, to_vec3, to_vector, ContactPair, Iso, Kind, NewBody, Twist, World};
 use plugin_api::components::{
     AngularVelocity, AngularVelocityCmd, Collision, Contact, ContactSensorData, Geometry, Link, LinearVelocity,
     LinearVelocityCmd, Model, Name, SelfCollide, Static, Surface, WatchContacts, WorldAngularVelocity,
@@ -65,6 +64,7 @@ use plugin_api::{
     log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Hooks, ResetOutcome, System, UpdateInfo,
 };
 use std::collections::{BTreeMap, HashSet};
+use troupe_kinematic_engine::{shapes, to_iso, to_pose, to_vec3, to_vector, ContactPair, Iso, Kind, NewBody, Twist, World};
 
 fn finite_pose(p: &Pose) -> bool {
     let (t, q) = (p.position, p.rotation);
