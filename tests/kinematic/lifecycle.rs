@@ -164,3 +164,40 @@ fn two_runs_are_bit_identical() {
     assert!(touching >= 2, "the run should end with box_c inside box_b or box_a: {touching} collisions touching");
     assert_eq!(first, second);
 }
+
+#[test]
+fn a_pose_command_on_a_link_moves_it_relative_to_its_model() {
+    let to = Pose::from_xyz_rpy(0.0, 0.0, 0.3, 0.0, 0.5, 0.0);
+    let mut f = motion()
+        .on_pre_update(move |info, ecm| {
+            if info.iterations == 2 {
+                ecm.set(find_in(ecm, "rover/chassis"), &WorldPoseCmd(to), Change::OneTime)?;
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    let (rover, chassis) = (find(f.ecm(), "rover"), find(f.ecm(), "rover/chassis"));
+    let model = f.ecm().get::<Pose>(rover).unwrap();
+    f.run(2).unwrap();
+    assert_eq!(f.ecm().get::<Pose>(chassis), Some(to));
+    assert_eq!(f.ecm().get::<Pose>(rover), Some(model), "the model moved with its link");
+}
+
+#[test]
+fn a_model_created_with_a_velocity_starts_moving_at_it() {
+    let mut f = motion()
+        .on_pre_update(|info, ecm| {
+            if info.iterations == 1 {
+                let world = ecm.entities_with(&[plugin_api::components::World::ID])[0];
+                let m = ecm.create_from_sdf(NEW_BOX, world)?;
+                ecm.set(m, &plugin_api::components::LinearVelocity(Vec3::new(2.0, 0.0, 0.0)), Change::OneTime)?;
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(100).unwrap();
+    let x = f.ecm().get::<Pose>(find(f.ecm(), "new_box")).unwrap().position.x;
+    assert!((x - (-0.5 + 2.0 * 0.1)).abs() < 1e-12, "x = {x}");
+}
