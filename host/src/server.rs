@@ -21,12 +21,12 @@ use std::time::{Duration, Instant};
 
 /// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
 /// library not listed here are skipped with a warning ("not available yet").
-pub const SHIPPED_SYSTEMS: &[&str] = &[];
+pub const SHIPPED_SYSTEMS: &[&str] = &["troupe_physics_kinematic"];
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
 /// already holds what they would do).
 pub const SIMULATING_SYSTEMS: &[&str] =
-    &["troupe_physics_rapier", "troupe_user_commands", "troupe_level_manager", "troupe_sensors"];
+    &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_level_manager", "troupe_sensors"];
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]
@@ -365,6 +365,8 @@ fn load_world(
         warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
     }
     let mut chosen = selection.load;
+    one_physics(&mut chosen);
+    engine_from_xml(&mut chosen);
     if let Some(engine) = &opts.physics_engine {
         swap_physics(&mut chosen, engine);
     }
@@ -401,8 +403,43 @@ fn add_systems(runner: &mut WorldRunner, loader: &mut PluginLoader, requests: Ve
     }
 }
 
+/// The physics backends Troupe ships; a world runs one of them.
+const PHYSICS_BACKENDS: &[&str] = &["troupe_physics_rapier", "troupe_physics_kinematic"];
+
+fn is_physics(s: &Selected) -> bool {
+    PHYSICS_BACKENDS.contains(&s.library.as_str())
+}
+
+/// A world file that loads a physics backend replaces the config set's physics: gz-sim drops
+/// a config plugin the world file loads too, but Troupe's backends have different library
+/// names for the same role.
+fn one_physics(chosen: &mut Vec<Selected>) {
+    if chosen.iter().any(|s| !s.from_config && s.target == Target::World && is_physics(s)) {
+        chosen.retain(|s| !(s.from_config && is_physics(s)));
+    }
+}
+
+/// gz-sim's choice of engine inside its physics plugin: `<engine><filename>` naming TPE
+/// (`gz-physics-tpe-plugin`, any spelling) loads Troupe's kinematic backend.
+fn engine_from_xml(chosen: &mut [Selected]) {
+    for s in chosen.iter_mut().filter(|s| s.library == "troupe_physics_rapier") {
+        let Ok(el) = crate::xml::parse_element_lenient(&s.xml) else { continue };
+        let engine = el.get_child("engine").and_then(|e| e.get_child("filename")).and_then(|f| f.get_text());
+        let Some(engine) = engine else { continue };
+        let engine = engine.trim();
+        let lower = engine.to_ascii_lowercase();
+        let file = lower.rsplit('/').next().unwrap_or_default();
+        if file.contains("physics") && file.contains("tpe") {
+            log::info!("{}: <engine> {engine} (TPE): loading troupe_physics_kinematic", s.origin);
+            s.library = "troupe_physics_kinematic".into();
+        } else {
+            log::info!("{}: <engine> {engine} is not available in Troupe; using {}", s.origin, s.library);
+        }
+    }
+}
+
 fn swap_physics(chosen: &mut Vec<Selected>, engine: &str) {
-    let physics = |s: &Selected| s.library == "troupe_physics_rapier";
+    let physics = is_physics;
     let replacement = Selected {
         library: engine.to_string(),
         name: String::new(),
