@@ -141,6 +141,14 @@ pub trait EcmRead {
             .into_iter()
             .find(|e| self.get::<Name>(*e).is_some_and(|n| n.0 == name))
     }
+    /// The world's state as an encoded gz `SerializedStateMap` (header empty): everything
+    /// (`changed_only` false) or what changed in this step. The scene broadcaster's `state`
+    /// topic is made of these.
+    fn serialized_state(&self, changed_only: bool) -> Result<Vec<u8>, EcmError> {
+        let mut out = RVec::new();
+        self.facade().serialized_state(changed_only, &mut out).into_result()?;
+        Ok(out.into_vec())
+    }
     /// The registered name of a component type.
     fn component_name(&self, ty: ComponentTypeId) -> Option<String> {
         match self.facade().component_name(ty) {

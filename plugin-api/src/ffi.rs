@@ -188,6 +188,14 @@ pub trait EcmFacade {
         visitor.visit(ids.as_rslice(), slots.as_rslice(), data.as_rslice());
         ROk(())
     }
+    /// The world's state as an encoded gz `SerializedStateMap` (header left empty): every
+    /// entity and component when `changed_only` is false, else what changed in this step
+    /// (entities created or removed, components changed or removed). (plugin-api 1.3. The
+    /// default, for older hosts, answers an error.)
+    fn serialized_state(&self, changed_only: bool, out: &mut RVec<u8>) -> RResult<(), EcmError> {
+        let _ = (changed_only, out);
+        RErr(EcmError::new("this host cannot serialize the state (it predates plugin-api 1.3)"))
+    }
 }
 
 /// What a system does with component values the host lends it in place

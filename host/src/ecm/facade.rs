@@ -175,6 +175,12 @@ impl EcmFacade for EcmAccess<'_> {
             })
             .into()
     }
+    fn serialized_state(&self, changed_only: bool, out: &mut RVec<u8>) -> RResult<(), EcmError> {
+        let stamp = crate::state::Stamp::default();
+        let state = if changed_only { crate::state::changed_state(self.ecm, stamp) } else { crate::state::full_state(self.ecm, stamp) };
+        *out = RVec::from(plugin_api::prost::Message::encode_to_vec(&state));
+        ROk(())
+    }
     fn create_from_sdf(&mut self, sdf: RStr<'_>, parent: EntityId) -> RResult<EntityId, EcmError> {
         match self.spawner.as_deref_mut() {
             Some(spawner) => match spawner.create_from_sdf(self.ecm, sdf.as_str(), parent) {
