@@ -17,6 +17,10 @@ pub mod events {
     pub const PAUSE: &str = "troupe.pause";
     /// Reset the world to its state after load, at the end of the current step.
     pub const RESET: &str = "troupe.reset";
+    /// Load systems while running (`/world/<w>/entity/system/add`): the payload is an
+    /// encoded `gz.msgs.EntityPlugin_V` naming the entity and the plugins. The host loads
+    /// them at the end of the step; they run from the next step on.
+    pub const ADD_SYSTEM: &str = "troupe.add_system";
 }
 
 /// Host services as a system holds them. Cheap to clone.
