@@ -104,7 +104,8 @@ impl RunSummary {
 pub struct Server {
     runners: Vec<WorldRunner>,
     loader: PluginLoader,
-    period: Duration,
+    /// `-z`'s fixed period; else the worlds' step size / real-time factor decide.
+    period: Option<Duration>,
     stop: Arc<AtomicBool>,
     node: Node,
     transports: Vec<WorldTransport>,
@@ -143,13 +144,13 @@ impl Server {
             log::info!("recording world {:?} to {}", runners[0].name(), record.path.display());
         }
         let period = match opts.update_rate {
-            Some(hz) if hz > 0.0 => Duration::from_secs_f64(1.0 / hz),
-            _ => runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default(),
+            Some(hz) if hz > 0.0 => Some(Duration::from_secs_f64(1.0 / hz)),
+            _ => None,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let mut transports = Vec::with_capacity(runners.len());
         for (i, runner) in runners.iter().enumerate() {
-            transports.push(WorldTransport::open(&node, runner.name(), i == 0)?);
+            transports.push(WorldTransport::open(&node, runner, i == 0)?);
         }
         let resource_paths = std::env::var_os("GZ_SIM_RESOURCE_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
         world::offer_server_services(
@@ -176,6 +177,13 @@ impl Server {
     /// A flag that stops the run at the next iteration when set (Ctrl-C, SIGTERM).
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
+    }
+
+    /// Time between steps: `-z`'s, else the slowest world's step size / real-time factor
+    /// (they may change while running); `None` runs as fast as possible.
+    fn period(&self) -> Option<Duration> {
+        let p = self.period.unwrap_or_else(|| self.runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default());
+        (!p.is_zero()).then_some(p)
     }
 
     /// Steps every world once (lockstep), `wall` being the real time since the last step.
@@ -217,8 +225,8 @@ impl Server {
             if self.runners[0].clock.paused {
                 std::thread::sleep(Duration::from_millis(1));
                 deadline = Instant::now();
-            } else if !self.period.is_zero() {
-                deadline += self.period;
+            } else if let Some(period) = self.period() {
+                deadline += period;
                 let now = Instant::now();
                 if deadline > now {
                     std::thread::sleep(deadline - now);

@@ -22,7 +22,8 @@ use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::RArc;
 use plugin_api::events;
 use plugin_api::ffi::{Hooks, HostObj, HostServices_TO, NetworkRole, SystemObj};
-use plugin_api::{EntityId, ResetOutcome};
+use plugin_api::components::Physics;
+use plugin_api::{Component, EntityId, ResetOutcome};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -116,6 +117,7 @@ pub struct WorldRunner {
     recorder: Option<Recorder>,
     player: Option<Player>,
     node: Node,
+    systems_version: u64,
 }
 
 impl WorldRunner {
@@ -140,6 +142,7 @@ impl WorldRunner {
             recorder: None,
             player: None,
             node: Node::local(),
+            systems_version: 0,
         }
     }
 
@@ -233,7 +236,29 @@ impl WorldRunner {
         log::info!("world {:?}: loaded system {} (priority {})", self.name, slot.label, slot.priority);
         self.systems.push(slot);
         self.order = update_order(&self.systems);
+        self.systems_version += 1;
         Ok(())
+    }
+
+    /// Counts changes to the set of systems (loads, drops, resets), so observers can tell
+    /// when [`WorldRunner::plugins`] would answer something new.
+    pub fn systems_version(&self) -> u64 {
+        self.systems_version
+    }
+
+    /// The loaded systems as gz `Plugin`s by entity: (entity, class name, library, the
+    /// `<plugin>` element).
+    pub fn plugins(&self) -> Vec<(EntityId, plugin_api::msgs::Plugin)> {
+        self.systems
+            .iter()
+            .map(|s| {
+                let (name, filename) = match &s.source {
+                    Source::Library { library, class } => (class.clone(), library.name.clone()),
+                    Source::InProcess => (s.label.clone(), String::new()),
+                };
+                (s.entity, plugin_api::msgs::Plugin { name, filename, innerxml: s.xml.clone(), ..Default::default() })
+            })
+            .collect()
     }
 
     /// Takes the post-load snapshot a reset returns to. Call once loading is complete.
@@ -326,6 +351,7 @@ impl WorldRunner {
         }
         self.dispatch_events()?;
         self.drop_systems_of_removed_entities();
+        self.follow_physics_changes();
         if let Some(recorder) = &mut self.recorder {
             recorder.record_step(&self.ecm, Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }, info.paused)?;
         }
@@ -360,6 +386,7 @@ impl WorldRunner {
                 events::STOP => self.stop_requested = true,
                 events::PAUSE => self.clock.paused = event.payload.first() != Some(&0),
                 events::RESET => self.reset_requested = true,
+                events::ADD_SYSTEM => self.queue_systems(&event.payload),
                 _ => {}
             }
             self.bus.deliver(&event).map_err(|e| RunError::Event {
@@ -370,6 +397,51 @@ impl WorldRunner {
             })?;
         }
         Ok(())
+    }
+
+    /// A world `Physics` component changed in this step (`/world/<w>/set_physics`): the
+    /// clock takes its step size and real-time factor from the next step on.
+    fn follow_physics_changes(&mut self) {
+        if self.ecm.change_of(self.world_entity, Physics::ID) == plugin_api::Change::None {
+            return;
+        }
+        let Some(physics) = self.ecm.get::<Physics>(self.world_entity) else { return };
+        let step_ns = (physics.max_step_size * 1e9).round() as i64;
+        if step_ns <= 0 || !physics.real_time_factor.is_finite() || physics.real_time_factor < 0.0 {
+            log::warn!(
+                "world {:?}: physics step size {} s / real-time factor {} refused; the clock keeps {} ns, {}",
+                self.name, physics.max_step_size, physics.real_time_factor, self.clock.step_ns, self.clock.real_time_factor
+            );
+            return;
+        }
+        if step_ns != self.clock.step_ns || physics.real_time_factor != self.clock.real_time_factor {
+            log::info!("world {:?}: step size {} s, real-time factor {}", self.name, physics.max_step_size, physics.real_time_factor);
+            self.clock.step_ns = step_ns;
+            self.clock.real_time_factor = physics.real_time_factor;
+        }
+    }
+
+    /// Queues the systems of an `events::ADD_SYSTEM` payload (a gz `EntityPlugin_V`); they
+    /// are loaded at the start of the next step.
+    fn queue_systems(&mut self, payload: &[u8]) {
+        use plugin_api::prost::Message;
+        let req = match plugin_api::msgs::EntityPluginV::decode(payload) {
+            Ok(r) => r,
+            Err(e) => {
+                log::warn!("world {:?}: an add-system request that is not a gz.msgs.EntityPlugin_V was ignored: {e}", self.name);
+                return;
+            }
+        };
+        let entity = EntityId(req.entity.as_ref().map_or(0, |e| e.id));
+        if !self.ecm.has_entity(entity) {
+            log::warn!("world {:?}: cannot add systems to entity {}: there is no such entity", self.name, entity.0);
+            return;
+        }
+        for p in req.plugins {
+            let xml = format!("<plugin filename=\"{}\" name=\"{}\">{}</plugin>", xml_escape(&p.filename), xml_escape(&p.name), p.innerxml);
+            let origin = crate::sdf::Origin { file: Arc::new("entity/system/add".into()), line: 0 };
+            self.queued.push(AttachedPlugin { entity, plugin: crate::sdf::PluginSdf { name: p.name, filename: p.filename, xml, origin } });
+        }
     }
 
     fn drop_systems_of_removed_entities(&mut self) {
@@ -389,6 +461,7 @@ impl WorldRunner {
         });
         if self.systems.len() != before {
             self.order = update_order(&self.systems);
+            self.systems_version += 1;
         }
     }
 
@@ -430,9 +503,14 @@ impl WorldRunner {
         }
         self.systems = kept;
         self.order = update_order(&self.systems);
+        self.systems_version += 1;
         log::info!("world {:?} reset", self.name);
         Ok(())
     }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 fn new_system(library: &crate::plugin::LoadedLibrary, class: &str, origin: &str) -> Result<SystemObj, RunError> {

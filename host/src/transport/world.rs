@@ -2,13 +2,13 @@
 //! `/world/<w>/stats` and `/world/<w>/clock` (and `/stats`, `/clock` for the first world),
 //! and per server `/gazebo/worlds`, `/server_control` and `/gazebo/resource_paths/{get,add}`.
 //!
-//! Control requests arrive on the transport's thread; they are queued and applied by the
+//! `/world/<w>/system/info` lists the loaded systems. Control requests arrive on the transport's thread; they are queued and applied by the
 //! simulation thread at the next step boundary ([`WorldTransport::before_step`]), so a run
 //! is the same whichever thread a request came in on.
 
 use super::{Answer, Node, TopicOptions, TransportError};
 use crate::runner::WorldRunner;
-use plugin_api::msgs::{Boolean, Clock, ServerControl, StringMsgV, Time, WorldControl, WorldStatistics};
+use plugin_api::msgs::{entity, Boolean, Clock, Entity, EntityPluginV, ServerControl, StringMsgV, Time, WorldControl, WorldStatistics};
 use plugin_api::prost::Message;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,13 +38,16 @@ pub struct WorldTransport {
     stepping: u64,
     run_to_ns: Option<i64>,
     last_sim_ns: i64,
+    systems: Arc<Mutex<EntityPluginV>>,
+    systems_version: u64,
 }
 
 impl WorldTransport {
     /// Advertises the world's topics and offers its control service. `first` is the
     /// server's first world, which also publishes `/stats` and `/clock` unless another
     /// process of the partition already does.
-    pub fn open(node: &Node, world: &str, first: bool) -> Result<WorldTransport, TransportError> {
+    pub fn open(node: &Node, runner: &WorldRunner, first: bool) -> Result<WorldTransport, TransportError> {
+        let world = runner.name();
         let stats_topic = format!("/world/{world}/stats");
         let taken = |topic: &str| node.peers().iter().any(|e| e.topics.iter().any(|(t, _)| t == topic));
         if taken(&stats_topic) {
@@ -83,7 +86,17 @@ impl WorldTransport {
                 }
             }),
         )?;
+        let systems = Arc::new(Mutex::new(systems_of(runner)));
+        let listed = systems.clone();
+        node.offer_direct(
+            &format!("/world/{world}/system/info"),
+            "gz.msgs.Empty",
+            "gz.msgs.EntityPlugin_V",
+            Arc::new(move |_: &[u8]| Answer::Ok(listed.lock().unwrap().encode_to_vec())),
+        )?;
         Ok(WorldTransport {
+            systems,
+            systems_version: runner.systems_version(),
             node: node.clone(),
             world: world.to_string(),
             requests,
@@ -137,6 +150,10 @@ impl WorldTransport {
     /// Counts down stepping and run-to-time, then publishes the clock (every iteration)
     /// and the statistics (at most 10 a second).
     pub fn after_step(&mut self, runner: &mut WorldRunner, wall: Duration) {
+        if runner.systems_version() != self.systems_version {
+            self.systems_version = runner.systems_version();
+            *self.systems.lock().unwrap() = systems_of(runner);
+        }
         let info = runner.clock.info();
         let stepping_now = self.stepping > 0;
         if stepping_now && !info.paused {
@@ -192,6 +209,16 @@ impl WorldTransport {
         if let Err(e) = self.node.publish(publisher, bytes) {
             log::warn!("world {:?}: {e}", self.world);
         }
+    }
+}
+
+/// `/world/<w>/system/info`'s answer: every loaded system (gz-sim lists them under the
+/// world entity; the entity each is attached to is not carried).
+fn systems_of(runner: &WorldRunner) -> EntityPluginV {
+    EntityPluginV {
+        entity: Some(Entity { id: runner.world_entity().0, name: runner.name().to_string(), r#type: entity::Type::World as i32, ..Default::default() }),
+        plugins: runner.plugins().into_iter().map(|(_, p)| p).collect(),
+        ..Default::default()
     }
 }
 

@@ -10,8 +10,12 @@
 //! * `testing::Stopper`: emits `troupe.stop` at iteration `<at>`.
 //! * `testing::Order`: in pre_update appends `<label>` and a space to the world's
 //!   `testing.Order` component (a string), so tests can see the order systems ran in.
+//! * `testing::Echo`: offers `<service>` (StringMsg -> StringMsg, answers the request's
+//!   text upper-cased, false for an empty one) and republishes every StringMsg of
+//!   `<input>` on `<output>`, in pre_update: the transport as a plugin uses it.
 
 use plugin_api::components::Name;
+use plugin_api::msgs::StringMsg;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
     events, log, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Error, Host, ResetOutcome, System,
@@ -221,6 +225,42 @@ impl System for Order {
     }
 }
 
+/// Serves a service and relays a topic through the plugin-api transport.
+#[derive(Default)]
+pub struct Echo {
+    service: Option<plugin_api::ServiceServer<StringMsg, StringMsg>>,
+    input: Option<plugin_api::Subscriber<StringMsg>>,
+    output: Option<plugin_api::Publisher<StringMsg>>,
+}
+
+impl System for Echo {
+    fn configure(&mut self, ctx: ConfigureContext<'_>) -> plugin_api::Result {
+        let xml = PluginXml::parse(ctx.xml)?;
+        let need = |tag: &str| xml.text(tag).ok_or_else(|| Error::msg(format!("testing::Echo needs <{tag}>")));
+        self.service = Some(ctx.host.offer_service(&need("service")?)?);
+        self.input = Some(ctx.host.subscribe_topic(&need("input")?)?);
+        self.output = Some(ctx.host.advertise(&need("output")?, plugin_api::TopicOptions::default())?);
+        Ok(())
+    }
+    fn pre_update(&mut self, _: &UpdateInfo, _: &mut Ecm<'_>) -> plugin_api::Result {
+        if let (Some(input), Some(output)) = (&self.input, &self.output) {
+            for msg in input.take() {
+                output.publish(&msg)?;
+            }
+        }
+        if let Some(service) = &self.service {
+            for req in service.take() {
+                let text = req.message.data.to_uppercase();
+                service.reply(&req, !text.is_empty(), &StringMsg { data: text, ..Default::default() });
+            }
+        }
+        Ok(())
+    }
+    fn update(&mut self, _: &UpdateInfo, _: &mut Ecm<'_>) -> plugin_api::Result {
+        Ok(())
+    }
+}
+
 plugin_api::export_plugin! {
     library: "troupe_testing",
     systems: {
@@ -231,5 +271,6 @@ plugin_api::export_plugin! {
         "testing::Spawner" => Spawner::default(),
         "testing::Stopper" => Stopper { at: 10, host: None },
         "testing::Order" => Order::default(),
+        "testing::Echo" => Echo::default(),
     }
 }
