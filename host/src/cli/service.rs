@@ -42,6 +42,12 @@ pub fn run(args: ServiceArgs) -> ExitCode {
         Ok(n) => n,
         Err(e) => return fail(e),
     };
+    let code = run_with(&node, args);
+    node.close_for_exit();
+    code
+}
+
+fn run_with(node: &Node, args: ServiceArgs) -> ExitCode {
     if args.list {
         for (name, _, _) in node.services() {
             println!("{name}");

@@ -50,14 +50,20 @@ fn open_node() -> Result<Node, ExitCode> {
 
 /// Runs `troupe topic ...`.
 pub fn run(args: TopicArgs) -> ExitCode {
-    let modes = [args.list, args.info, args.echo, args.publish.is_some()].iter().filter(|m| **m).count();
-    if modes != 1 {
-        return fail("give exactly one of -l, -i, -e or -p");
-    }
     let node = match open_node() {
         Ok(n) => n,
         Err(code) => return code,
     };
+    let code = run_with(&node, args);
+    node.close_for_exit();
+    code
+}
+
+fn run_with(node: &Node, args: TopicArgs) -> ExitCode {
+    let modes = [args.list, args.info, args.echo, args.publish.is_some()].iter().filter(|m| **m).count();
+    if modes != 1 {
+        return fail("give exactly one of -l, -i, -e or -p");
+    }
     if args.list {
         for (topic, _) in node.topics() {
             println!("{topic}");
@@ -82,7 +88,7 @@ pub fn run(args: TopicArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if args.echo {
-        return echo(&node, &topic, args.count, args.duration);
+        return echo(node, &topic, args.count, args.duration);
     }
     let text = match (args.publish.flatten(), args.text) {
         (Some(t), None) | (None, Some(t)) => t,
@@ -90,7 +96,7 @@ pub fn run(args: TopicArgs) -> ExitCode {
         (Some(_), Some(_)) => return fail("the message text is given twice"),
     };
     let Some(msg_type) = args.msg_type else { return fail("-p needs the message type: -m gz.msgs.TYPE") };
-    publish(&node, &topic, &msg_type, &text)
+    publish(node, &topic, &msg_type, &text)
 }
 
 fn echo(node: &Node, topic: &str, count: Option<u64>, duration: Option<f64>) -> ExitCode {

@@ -267,6 +267,7 @@ struct Inner {
     pending: Mutex<HashMap<u64, Pending>>,
     next_id: AtomicU64,
     net: Option<net::Net>,
+    clients: net::Clients,
 }
 
 /// This process's end of the transport. Cheap to clone.
@@ -284,6 +285,7 @@ impl Inner {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             net,
+            clients: net::Clients::default(),
         }
     }
 }
@@ -319,6 +321,17 @@ impl Node {
             net.start(Arc::downgrade(&inner))?;
         }
         Ok(Node { inner })
+    }
+
+    /// Ends a short-lived process's node: takes it out of the rendezvous directory and
+    /// leaves its sockets to the process's exit. (Closing an nng 1.4 request socket whose
+    /// peer is closing at the same moment can block forever in nng's reaper thread; a
+    /// command-line tool that has printed its answer must not hang on it.)
+    pub fn close_for_exit(self) {
+        if let Some(net) = &self.inner.net {
+            net.unlist();
+        }
+        std::mem::forget(self);
     }
 
     /// This node's id (`<pid>-<n>`).
@@ -575,7 +588,7 @@ impl Node {
             service: service.to_string(),
             partition: self.inner.partition.clone(),
         })?;
-        net::call(&addr, service, payload, timeout)
+        self.inner.clients.call(&addr, service, payload, timeout)
     }
 
     /// Every node of the partition other than this one, from the rendezvous directory.

@@ -165,6 +165,11 @@ impl Registration {
         Ok(())
     }
 
+    /// Removes the file now (the node is about to go without running its destructors).
+    pub fn remove(&self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+
     fn write(&self) -> io::Result<()> {
         let tmp = self.path.with_extension("tmp");
         std::fs::write(&tmp, self.entry.render())?;
