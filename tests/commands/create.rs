@@ -64,8 +64,12 @@ fn bad_requests_answer_false_and_the_world_keeps_stepping() {
     for req in &bad {
         assert!(!call(&mut f, "create/blocking", req).ok(), "{req:?} was accepted");
     }
+    // The plain service answers true on taking the request, as gz-sim's does; the command
+    // then fails in the log.
+    assert!(call(&mut f, "create", &bad[0]).ok());
     // Bytes that are not an EntityFactory at all.
     assert!(!call_raw(&mut f, "/world/w/create/blocking", vec![0xff, 0xff, 0xff]).ok());
+    assert!(!call_raw(&mut f, "/world/w/create", vec![0xff, 0xff, 0xff]).ok(), "undecodable even for the plain one");
     assert_eq!(f.ecm().entity_count(), before);
     let it = f.runner().clock.iterations();
     f.run(3).unwrap();
