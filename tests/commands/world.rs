@@ -114,3 +114,21 @@ fn system_add_emits_the_add_system_event_with_the_entity_resolved() {
     }
     assert_eq!(events_seen.lock().unwrap().len(), 1, "refused requests emit nothing");
 }
+
+#[test]
+fn light_config_is_also_a_topic() {
+    let mut f = fixture(BOX_WORLD);
+    let lamp = find(f.ecm(), "lamp").unwrap();
+    let node = f.server().node().clone();
+    let publisher = node.advertise("/world/w/light_config", "gz.msgs.Light", troupe::transport::TopicOptions::default()).unwrap();
+    let msg = msgs::Light { name: "lamp".into(), intensity: 4.0, range: 2.0, ..Default::default() };
+    assert!(node.publish(publisher, &msg.encode_to_vec()).unwrap());
+    f.run(1).unwrap();
+    let l = f.ecm().get::<Light>(lamp).unwrap();
+    assert_eq!((l.intensity, l.range), (4.0, 2.0));
+    // A message for no light is logged and skipped; the world steps on.
+    let ghost = msgs::Light { name: "ghost".into(), ..Default::default() };
+    assert!(node.publish(publisher, &ghost.encode_to_vec()).unwrap());
+    f.run(2).unwrap();
+    assert_eq!(f.ecm().get::<Light>(lamp).unwrap(), l);
+}

@@ -17,7 +17,8 @@
 //! | `/world/<w>/set_physics` | `Physics` | the world's `Physics` component (step size, RTF) |
 //! | `/world/<w>/entity/system/add` | `EntityPlugin_V` | the host loads the plugins |
 //!
-//! All answer `gz.msgs.Boolean`. The plain service answers true as soon as it takes the
+//! All answer `gz.msgs.Boolean`. `/world/<w>/light_config` is also a topic of `Light`
+//! messages, carried out as the service's requests. The plain service answers true as soon as it takes the
 //! request (gz-sim's asynchronous services); `<service>/blocking` answers after the step
 //! that carried the command out, true or false with the reason in the log.
 //!
@@ -40,7 +41,7 @@ use plugin_api::msgs::{self, Boolean};
 use plugin_api::prost::{Message, Name as MsgName};
 use plugin_api::{
     events, log, Change, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Host, ResetOutcome,
-    ServiceServer, System, UpdateInfo,
+    ServiceServer, Subscriber, System, UpdateInfo,
 };
 use std::sync::Arc;
 
@@ -92,6 +93,8 @@ struct Services {
     light_config: Pair<msgs::Light>,
     set_physics: Pair<msgs::Physics>,
     system_add: Pair<msgs::EntityPluginV>,
+    /// `light_config` is also a topic, as in gz-sim.
+    light_topic: Subscriber<msgs::Light>,
 }
 
 /// A blocking request carried out in this step, answered in `post_update` unless a pose
@@ -427,6 +430,9 @@ impl UserCommands {
             let ok = self.light_config(ecm, &req);
             self.finish(reply, ok, Vec::new(), false);
         }
+        for msg in s.light_topic.take() {
+            self.light_config(ecm, &msg);
+        }
         for (req, reply) in s.set_physics.take() {
             let ok = self.set_physics(ecm, &req);
             self.finish(reply, ok, Vec::new(), false);
@@ -475,6 +481,7 @@ impl System for UserCommands {
             light_config: Pair::offer(host, &format!("{w}/light_config"))?,
             set_physics: Pair::offer(host, &format!("{w}/set_physics"))?,
             system_add: Pair::offer(host, &format!("{w}/entity/system/add"))?,
+            light_topic: host.subscribe_topic(&format!("{w}/light_config"))?,
         });
         self.host = Some(ctx.host.clone());
         Ok(())
