@@ -62,7 +62,7 @@ fn attributes(text: &str, from: usize) -> Result<(Attributes, usize), String> {
     let mut i = from;
     let unterminated = || format!("the SDF ends inside the tag before byte {from}");
     loop {
-        while i < bytes.len() && (bytes[i] as char).is_whitespace() {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
             i += 1;
         }
         match bytes.get(i) {
@@ -71,18 +71,18 @@ fn attributes(text: &str, from: usize) -> Result<(Attributes, usize), String> {
             Some(b'/') => i += 1,
             Some(_) => {
                 let start = i;
-                while i < bytes.len() && !matches!(bytes[i], b'=' | b'>' | b'/') && !(bytes[i] as char).is_whitespace() {
+                while i < bytes.len() && !matches!(bytes[i], b'=' | b'>' | b'/') && !bytes[i].is_ascii_whitespace() {
                     i += 1;
                 }
                 let name = text[start..i].to_string();
-                while i < bytes.len() && (bytes[i] as char).is_whitespace() {
+                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
                     i += 1;
                 }
                 if bytes.get(i) != Some(&b'=') {
                     continue;
                 }
                 i += 1;
-                while i < bytes.len() && (bytes[i] as char).is_whitespace() {
+                while i < bytes.len() && bytes[i].is_ascii_whitespace() {
                     i += 1;
                 }
                 let quote = *bytes.get(i).ok_or_else(unterminated)?;
@@ -171,6 +171,33 @@ mod tests {
         let t = top(text).unwrap();
         assert_eq!((t.kind.as_str(), t.name.as_str()), ("light", ""));
         assert_eq!(renamed(text, &t, "a<b"), "<sdf><light name=\"a&lt;b\" type=\"point\"/></sdf>");
+    }
+
+    #[test]
+    fn non_ascii_names_and_attributes_are_read_whole() {
+        // 'Å' is C3 85 in UTF-8; 0x85 read as a Latin-1 char would be whitespace (NEL).
+        let text = "<sdf><model Åttr=\"x\" name=\"bÅx…\"><link name=\"l\"/></model></sdf>";
+        let t = top(text).unwrap();
+        assert_eq!(t.name, "bÅx…");
+        assert_eq!(renamed(text, &t, "ÅÅ"), "<sdf><model Åttr=\"x\" name=\"ÅÅ\"><link name=\"l\"/></model></sdf>");
+    }
+
+    #[test]
+    fn no_prefix_of_a_document_makes_the_scanner_panic() {
+        let texts = [
+            "<?xml version='1.0'?><!-- c --><sdf><![CDATA[<model name='no'>]]><model name = 'bÅx' a=\"1\"/></sdf>",
+            "<sdf><light type=\"spot\"></light></sdf>",
+            "<a b=c><model/>",
+        ];
+        for text in texts {
+            for (end, _) in text.char_indices().chain([(text.len(), ' ')]) {
+                let prefix = &text[..end];
+                if let Ok(t) = top(prefix) {
+                    let _ = renamed(prefix, &t, "n");
+                }
+            }
+        }
+        assert_eq!(top(texts[0]).unwrap().name, "bÅx");
     }
 
     #[test]
