@@ -291,14 +291,15 @@ impl UserCommands {
     }
 
     /// Applies pose commands of the previous step that no physics system consumed.
-    fn apply_unconsumed_poses(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+    fn apply_unconsumed_poses(&mut self, ecm: &mut Ecm<'_>) {
         for (e, pose) in std::mem::take(&mut self.written) {
             if ecm.get::<WorldPoseCmd>(e).is_some_and(|c| c.0 == pose) {
-                ecm.set(e, &pose, Change::OneTime)?;
+                if let Err(err) = ecm.set(e, &pose, Change::OneTime) {
+                    log::warn!("/world/{}/set_pose: {}: {err}", self.world_name, Self::describe(ecm, e));
+                }
                 ecm.remove::<WorldPoseCmd>(e);
             }
         }
-        Ok(())
     }
 
     // ---- light_config ----
@@ -488,7 +489,7 @@ impl System for UserCommands {
     }
 
     fn pre_update(&mut self, _info: &UpdateInfo, ecm: &mut Ecm<'_>) -> plugin_api::Result {
-        self.apply_unconsumed_poses(ecm)?;
+        self.apply_unconsumed_poses(ecm);
         for (reply, ok) in self.next_step.drain(..) {
             reply(ok);
         }
