@@ -14,9 +14,11 @@
 //! * [`spawn`]: systems of models created while running.
 //! * [`logs`]: recording state logs and `troupe log diff`.
 //! * [`transport`]: world control, stats and the topic/service tools, with `nngcat`.
+//! * [`commands`]: spawning, moving and resetting through the user-commands services.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
+mod commands;
 mod config;
 mod errors;
 mod harness;
