@@ -268,6 +268,9 @@ struct Inner {
     next_id: AtomicU64,
     net: Option<net::Net>,
     clients: net::Clients,
+    /// Subscriptions in this process, so that `has_subscribers` costs two atomic loads
+    /// when nobody listens at all (the common case of a world's clock and stats).
+    local_subscriptions: std::sync::atomic::AtomicUsize,
 }
 
 /// This process's end of the transport. Cheap to clone.
@@ -286,6 +289,7 @@ impl Inner {
             next_id: AtomicU64::new(1),
             net,
             clients: net::Clients::default(),
+            local_subscriptions: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 }
@@ -403,6 +407,10 @@ impl Node {
     /// Whether anyone listens: a subscriber in this process, or any process connected to
     /// this node's publisher.
     pub fn has_subscribers(&self, publisher: u64) -> bool {
+        let remote = self.inner.net.as_ref().is_some_and(|n| n.has_remote_subscribers());
+        if !remote && self.inner.local_subscriptions.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
         let state = self.inner.state.lock().unwrap();
         let Some(p) = state.publishers.get(&publisher) else { return false };
         state.subscribers.get(&p.topic).is_some_and(|v| !v.is_empty()) || self.inner.net.as_ref().is_some_and(|n| n.has_remote_subscribers())
@@ -422,6 +430,7 @@ impl Node {
             missed: AtomicU64::new(0),
         });
         self.inner.state.lock().unwrap().subscribers.entry(topic.to_string()).or_default().push(q.clone());
+        self.inner.local_subscriptions.fetch_add(1, Ordering::Relaxed);
         if let Some(net) = &self.inner.net {
             net.subscribe(topic)?;
         }
@@ -487,6 +496,9 @@ impl Node {
             let before = queues.len();
             queues.retain(|q| q.id != subscription);
             found |= queues.len() != before;
+        }
+        if found {
+            self.inner.local_subscriptions.fetch_sub(1, Ordering::Relaxed);
         }
         found
     }
