@@ -14,6 +14,7 @@
 //! * [`spawn`]: systems of models created while running.
 //! * [`logs`]: recording state logs and `troupe log diff`.
 //! * [`transport`]: world control, stats and the topic/service tools, with `nngcat`.
+//! * [`scene`]: the scene broadcaster of the default config, read with the tools.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -25,6 +26,7 @@ mod include;
 mod lifecycle;
 mod logs;
 mod output;
+mod scene;
 mod spawn;
 mod transport;
 mod worlds;
