@@ -161,3 +161,23 @@ fn nothing_is_announced_to_nobody_and_a_late_subscriber_asks_the_service() {
     let names: Vec<&str> = scene.model.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["ground", "cart", "spawned"]);
 }
+
+#[test]
+fn a_reset_announces_the_removal_of_what_was_spawned() {
+    let (mut f, spawned) = spawner(5, u64::MAX);
+    let news = subscribe(&mut f, "/world/w/scene/info", "gz.msgs.Scene");
+    let gone = subscribe(&mut f, "/world/w/scene/deletion", "gz.msgs.UInt32_V");
+    f.run(20).unwrap();
+    let id = spawned.lock().unwrap().expect("spawned").0 as u32;
+    news.take();
+    f.runner_mut().request_reset();
+    f.run(3).unwrap();
+    let deletions: Vec<UInt32V> = decode(&gone.take());
+    assert_eq!(deletions.len(), 1, "{deletions:?}");
+    assert_eq!(deletions[0].data, [id]);
+    // What the world had at load is still there: not announced again.
+    assert!(news.take().is_empty());
+    let scene: Scene = call(&mut f, "/world/w/scene/info");
+    let names: Vec<&str> = scene.model.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["ground", "cart"]);
+}
