@@ -9,7 +9,7 @@
 //! | `/world/w/state` | service | Empty → `gz.msgs.SerializedStepMap` | the full state; also sent on the `state` topic |
 //! | `/world/w/scene/info` | topic, reliable | `gz.msgs.Scene` | models and lights new in a step, each once |
 //! | `/world/w/scene/deletion` | topic, reliable | `gz.msgs.UInt32_V` | ids of models and lights removed in a step |
-//! | `/world/w/state` | topic, reliable | `gz.msgs.SerializedStepMap` | full for a new subscriber or a request; then changes, at once on one-time changes, else at `<state_hertz>` |
+//! | `/world/w/state` | topic, reliable | `gz.msgs.SerializedStepMap` | full for a first subscriber, a request or a reset; then changes, at once on one-time changes, else at `<state_hertz>` |
 //! | `/world/w/pose/info` | topic | `gz.msgs.Pose_V` | every model, link, visual and light, at most 60 a second |
 //! | `/world/w/dynamic_pose/info` | topic | `gz.msgs.Pose_V` | non-static models and their links, at most `<dynamic_pose_hertz>` a second |
 //!
