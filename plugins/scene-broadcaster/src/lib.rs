@@ -68,11 +68,13 @@ struct Throttle {
 
 impl Throttle {
     fn new(hz: f64) -> Throttle {
-        Throttle { period: Duration::from_secs_f64(1.0 / hz), last: None }
+        // A rate so small that its period does not fit a Duration: once, then never again.
+        Throttle { period: Duration::try_from_secs_f64(1.0 / hz).unwrap_or(Duration::MAX), last: None }
     }
     /// Whether a `period` (times `factor`) went by since the last time this answered true.
     fn due(&mut self, now: Instant, factor: u32) -> bool {
-        let due = self.last.is_none_or(|last| now.duration_since(last) >= self.period * factor);
+        let period = self.period.checked_mul(factor).unwrap_or(Duration::MAX);
+        let due = self.last.is_none_or(|last| now.duration_since(last) >= period);
         if due {
             self.last = Some(now);
         }
@@ -175,8 +177,8 @@ impl SceneBroadcaster {
         } else {
             added.extend(news.into_iter().filter(|e| !removed.contains(e)));
         }
-        removed.retain(|e| self.known.contains(e) || added.contains(e));
-        added.retain(|e| !removed.contains(e));
+        // Only what subscribers were told of is deleted (not what came and went in one step).
+        removed.retain(|e| self.known.contains(e));
         self.known.extend(added.iter().copied());
         for e in &removed {
             self.known.remove(e);
@@ -333,5 +335,29 @@ plugin_api::export_plugin! {
     library: "troupe_scene_broadcaster",
     systems: {
         "troupe::SceneBroadcaster" | "gz::sim::systems::SceneBroadcaster" | "scene-broadcaster" => SceneBroadcaster::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_throttle_lets_one_event_through_per_period() {
+        let mut t = Throttle::new(10.0);
+        let start = Instant::now();
+        assert!(t.due(start, 1), "the first event goes out");
+        assert!(!t.due(start + Duration::from_millis(99), 1));
+        assert!(t.due(start + Duration::from_millis(100), 1));
+        assert!(!t.due(start + Duration::from_millis(250), 2), "paused: twice the period");
+        assert!(t.due(start + Duration::from_millis(300), 2));
+    }
+
+    #[test]
+    fn a_rate_too_small_for_a_duration_does_not_panic() {
+        let mut t = Throttle::new(1e-310);
+        let start = Instant::now();
+        assert!(t.due(start, 2));
+        assert!(!t.due(start + Duration::from_secs(1_000_000), 2));
     }
 }
