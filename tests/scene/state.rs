@@ -5,7 +5,9 @@ use plugin_api::components::{Name, World};
 use plugin_api::math::Pose;
 use plugin_api::msgs::SerializedStepMap;
 use plugin_api::{Change, Component, EcmRead, EntityId};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 fn iteration(m: &SerializedStepMap) -> u64 {
     m.stats.as_ref().expect("stats").iterations
@@ -107,4 +109,39 @@ fn periodic_changes_go_out_at_state_hertz_and_a_request_resends_the_full_state()
         decode::<SerializedStepMap>(g).iter().any(|m| m.state.as_ref().is_some_and(|s| s.entities.len() as u64 > 10))
     }));
     assert!(!after.is_empty());
+}
+
+#[test]
+fn while_paused_the_topic_sends_stats_at_half_the_rate_and_changes_at_once() {
+    let spawn_now = Arc::new(AtomicBool::new(false));
+    let go = spawn_now.clone();
+    let mut f = fixture("<state_hertz>20</state_hertz>")
+        .on_pre_update(move |_info, ecm| {
+            if go.swap(false, Ordering::SeqCst) {
+                let world = ecm.entities_with(&[World::ID])[0];
+                ecm.create_from_sdf(SPAWNED, world)?;
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(10).unwrap();
+    f.runner_mut().clock.paused = true;
+    let sub = subscribe(&mut f, "/world/w/state", "gz.msgs.SerializedStepMap");
+    let start = Instant::now();
+    let got: Vec<SerializedStepMap> = decode(&run_until(&mut f, &sub, |g| g.len() >= 4));
+    let elapsed = start.elapsed().as_secs_f64();
+    assert!(got.iter().all(|m| m.stats.as_ref().unwrap().paused && iteration(m) == 10), "paused at 10");
+    assert!(got[0].state.is_some(), "full for the new subscriber");
+    assert!(got[1..].iter().all(|m| m.state.is_none()), "then the stats alone");
+    // Three periods of 1/10 s (half of 20 Hz) between the first and the fourth.
+    assert!(elapsed >= 0.29, "4 messages in {elapsed:.3} s");
+    // A model created while paused goes out in that iteration, not at the next period.
+    spawn_now.store(true, Ordering::SeqCst);
+    f.run(1).unwrap();
+    let now: Vec<SerializedStepMap> = decode(&sub.take());
+    assert_eq!(now.len(), 1);
+    let state = now[0].state.as_ref().expect("the change");
+    assert!(state.has_one_time_component_changes);
+    assert!(state.entities.values().any(|e| e.components.get(&Name::ID.0).is_some_and(|c| c.component == Name("spawned".into()).to_bytes())));
 }

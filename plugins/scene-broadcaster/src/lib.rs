@@ -256,7 +256,9 @@ impl SceneBroadcaster {
             return Ok(());
         }
         let changes = self.pending.take();
-        io.state.publish(&self.step_map(info, ecm, Some(changes)))?;
+        // While paused, nothing changing: the stats alone, as gz-sim sends.
+        let changes = (!(info.paused && changes.entities.is_empty())).then_some(changes);
+        io.state.publish(&self.step_map(info, ecm, changes))?;
         Ok(())
     }
 
