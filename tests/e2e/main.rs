@@ -15,6 +15,7 @@
 //! * [`logs`]: recording state logs and `troupe log diff`.
 //! * [`transport`]: world control, stats and the topic/service tools, with `nngcat`.
 //! * [`commands`]: spawning, moving and resetting through the user-commands services.
+//! * [`scene`]: the scene broadcaster of the default config, read with the tools.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -27,6 +28,7 @@ mod include;
 mod lifecycle;
 mod logs;
 mod output;
+mod scene;
 mod spawn;
 mod transport;
 mod worlds;
