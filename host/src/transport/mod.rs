@@ -267,7 +267,6 @@ struct Inner {
     pending: Mutex<HashMap<u64, Pending>>,
     next_id: AtomicU64,
     net: Option<net::Net>,
-    clients: net::Clients,
     /// Subscriptions in this process, so that `has_subscribers` costs two atomic loads
     /// when nobody listens at all (the common case of a world's clock and stats).
     local_subscriptions: std::sync::atomic::AtomicUsize,
@@ -288,7 +287,6 @@ impl Inner {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             net,
-            clients: net::Clients::default(),
             local_subscriptions: std::sync::atomic::AtomicUsize::new(0),
         }
     }
@@ -328,9 +326,8 @@ impl Node {
     }
 
     /// Ends a short-lived process's node: takes it out of the rendezvous directory and
-    /// leaves its sockets to the process's exit. (Closing an nng 1.4 request socket whose
-    /// peer is closing at the same moment can block forever in nng's reaper thread; a
-    /// command-line tool that has printed its answer must not hang on it.)
+    /// leaves its sockets to the process's exit: a command-line tool that has printed its
+    /// answer does not wait for nng to tear its connections down.
     pub fn close_for_exit(self) {
         if let Some(net) = &self.inner.net {
             net.unlist();
@@ -600,7 +597,7 @@ impl Node {
             service: service.to_string(),
             partition: self.inner.partition.clone(),
         })?;
-        self.inner.clients.call(&addr, service, payload, timeout)
+        net::call(&addr, service, payload, timeout)
     }
 
     /// Every node of the partition other than this one, from the rendezvous directory.

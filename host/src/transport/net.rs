@@ -8,9 +8,9 @@ use super::wire::{self, Answer, TopicFrame};
 use super::{Bind, Inner, Node, TransportError};
 use nng::options::protocol::pubsub::Subscribe;
 use nng::options::protocol::reqrep::ResendTime;
-use nng::options::{Options, RecvBufferSize, SendBufferSize};
+use nng::options::{Options, RecvBufferSize, RecvTimeout, SendBufferSize, SendTimeout};
 use nng::{Aio, AioResult, Context, Message, PipeEvent, Protocol, Socket};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -273,72 +273,28 @@ fn receive(sub: &Socket, node: &Weak<Inner>) {
     }
 }
 
-/// Request sockets to the nodes this one has called, one per address, shared by every
-/// caller: each call runs in its own nng context, so calls from many threads proceed at
-/// once over one connection.
-#[derive(Default)]
-pub(super) struct Clients {
-    sockets: Mutex<HashMap<String, Socket>>,
-}
-
-impl Clients {
-    fn socket(&self, addr: &str) -> Result<Socket, TransportError> {
-        let mut sockets = self.sockets.lock().unwrap();
-        if let Some(s) = sockets.get(addr) {
-            return Ok(s.clone());
-        }
-        let sock = Socket::new(Protocol::Req0).map_err(nng_err("opening a request socket"))?;
-        // No resending: a request runs at most once; the caller's timeout decides.
-        sock.set_opt::<ResendTime>(None).map_err(nng_err("turning request resending off"))?;
-        sock.dial(addr).map_err(nng_err(format!("connecting to {addr}")))?;
-        sockets.insert(addr.to_string(), sock.clone());
-        Ok(sock)
-    }
-
-    /// Forgets the socket of a node that went away.
-    fn drop_socket(&self, addr: &str) {
-        if let Some(s) = self.sockets.lock().unwrap().remove(addr) {
-            s.close();
-        }
-    }
-
-    /// Calls `service` at `addr`, waiting at most `timeout`.
-    pub(super) fn call(&self, addr: &str, service: &str, payload: &[u8], timeout: Duration) -> Result<Answer, TransportError> {
-        let sock = self.socket(addr)?;
-        let result = call_on(&sock, addr, service, payload, timeout);
-        if let Err(TransportError::Nng { .. }) = &result {
-            self.drop_socket(addr);
-        }
-        result
-    }
-}
-
-fn call_on(sock: &Socket, addr: &str, service: &str, payload: &[u8], timeout: Duration) -> Result<Answer, TransportError> {
+/// Calls `service` at `addr` on a request socket of its own, closed as soon as the answer
+/// is in (no resend: a request runs at most once).
+///
+/// A socket per call costs a connection per call (tens of microseconds over IPC). Sharing
+/// one request socket per peer through nng contexts was tried and dropped: with nng 1.4, a
+/// shared request socket whose peer went away could block forever in nng's reaper thread
+/// when it was closed, hanging the caller's exit.
+pub(super) fn call(addr: &str, service: &str, payload: &[u8], timeout: Duration) -> Result<Answer, TransportError> {
     let failed = |e: nng::Error, what: &str| match e {
         nng::Error::TimedOut => TransportError::Timeout { service: service.to_string(), timeout },
         source => TransportError::Nng { what: format!("{what} service {service:?} at {addr}"), source },
     };
-    let ctx = Context::new(sock).map_err(nng_err("opening a request context"))?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let aio = Aio::new(move |_, result| {
-        let _ = tx.send(result);
-    })
-    .map_err(nng_err("making a request"))?;
-    aio.set_timeout(Some(timeout)).map_err(nng_err("setting the request timeout"))?;
-    let request = Message::from(wire::encode_request(service, payload).as_slice());
-    ctx.send(&aio, request).map_err(|(_, e)| failed(e, "calling"))?;
-    let wait = |rx: &std::sync::mpsc::Receiver<AioResult>| rx.recv_timeout(timeout + Duration::from_secs(1)).ok();
-    match wait(&rx) {
-        Some(AioResult::Send(Ok(()))) => {}
-        Some(AioResult::Send(Err((_, e)))) => return Err(failed(e, "calling")),
-        _ => return Err(TransportError::Timeout { service: service.to_string(), timeout }),
-    }
-    ctx.recv(&aio).map_err(|e| failed(e, "waiting for"))?;
-    let reply = match wait(&rx) {
-        Some(AioResult::Recv(Ok(m))) => m,
-        Some(AioResult::Recv(Err(e))) => return Err(failed(e, "waiting for")),
-        _ => return Err(TransportError::Timeout { service: service.to_string(), timeout }),
-    };
-    ctx.close();
+    let sock = Socket::new(Protocol::Req0).map_err(nng_err("opening a request socket"))?;
+    sock.set_opt::<ResendTime>(None).map_err(nng_err("turning request resending off"))?;
+    sock.set_opt::<RecvTimeout>(Some(timeout)).map_err(nng_err("setting the reply timeout"))?;
+    sock.set_opt::<SendTimeout>(Some(timeout)).map_err(nng_err("setting the request timeout"))?;
+    sock.dial(addr).map_err(|e| failed(e, "connecting to"))?;
+    let result = sock
+        .send(Message::from(wire::encode_request(service, payload).as_slice()))
+        .map_err(|(_, e)| failed(e, "calling"))
+        .and_then(|()| sock.recv().map_err(|e| failed(e, "waiting for")));
+    sock.close();
+    let reply = result?;
     Answer::decode(&reply).map_err(|source| TransportError::Malformed { service: service.to_string(), source })
 }
