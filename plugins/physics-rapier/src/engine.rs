@@ -1,0 +1,890 @@
+//! The rapier world kept in step with the ECM: creation and removal of bodies, colliders and
+//! joints, commands, the step, and the write-back.
+
+use crate::convert::{pose_from_r, pose_to_r, rot_to_r, vec_from_r, vec_to_r};
+use crate::shapes;
+use plugin_api::components::{
+    AngularVelocity, AngularVelocityCmd, AxisData, CanonicalLink, ChildLinkName, Collision, Contact,
+    ContactSensorData, ExternalWorldWrenchCmd, Geometry, Gravity, GravityEnabled, Inertial, Joint,
+    JointAxis, JointAxis2, JointForceCmd, JointPosition, JointPositionReset, JointTransmittedWrench,
+    JointType, JointVelocity, JointVelocityCmd, Kinematic, LinearVelocity, LinearVelocityCmd, Link, Model,
+    Name, ParentLinkName, Static, Surface, WatchContacts, WorldAngularAcceleration, WorldAngularVelocity,
+    WorldLinearAcceleration, WorldLinearVelocity, WorldPoseCmd, Wrench,
+};
+use plugin_api::math::{Pose, Vec3};
+use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmRead, EntityId, Error};
+use rapier3d_f64::dynamics::{
+    CCDSolver, GenericJoint, GenericJointBuilder, ImpulseJointHandle, ImpulseJointSet, IntegrationParameters,
+    IslandManager, JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder,
+    RigidBodyHandle, RigidBodySet, RigidBodyType, SoftBodySet,
+};
+use rapier3d_f64::geometry::{
+    ColliderBuilder, ColliderHandle, ColliderSet, DefaultBroadPhase, Group, InteractionGroups, InteractionTestMode,
+    NarrowPhase,
+};
+use rapier3d_f64::dynamics::CoefficientCombineRule;
+use rapier3d_f64::math::{Matrix, Pose as RPose, Rotation, Vector};
+use rapier3d_f64::parry::mass_properties::MassProperties;
+use rapier3d_f64::pipeline::PhysicsPipeline;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The rapier sets and pipeline.
+pub struct Sim {
+    pub params: IntegrationParameters,
+    pub gravity: Vector,
+    pipeline: PhysicsPipeline,
+    pub islands: IslandManager,
+    broad: DefaultBroadPhase,
+    narrow: NarrowPhase,
+    pub bodies: RigidBodySet,
+    pub colliders: ColliderSet,
+    joints: ImpulseJointSet,
+    multibody: MultibodyJointSet,
+    soft: SoftBodySet,
+    ccd: CCDSolver,
+}
+
+impl Sim {
+    fn new(dt: f64) -> Sim {
+        let mut params = IntegrationParameters::default();
+        params.dt = dt;
+        Sim {
+            params,
+            gravity: Vector::new(0.0, 0.0, -9.8),
+            pipeline: PhysicsPipeline::new(),
+            islands: IslandManager::new(),
+            broad: DefaultBroadPhase::new(),
+            narrow: NarrowPhase::new(),
+            bodies: RigidBodySet::new(),
+            colliders: ColliderSet::new(),
+            joints: ImpulseJointSet::new(),
+            multibody: MultibodyJointSet::new(),
+            soft: SoftBodySet::new(),
+            ccd: CCDSolver::new(),
+        }
+    }
+
+    fn step(&mut self) {
+        self.pipeline.step(
+            self.gravity,
+            &self.params,
+            &mut self.islands,
+            &mut self.broad,
+            &mut self.narrow,
+            &mut self.bodies,
+            &mut self.colliders,
+            &mut self.joints,
+            &mut self.multibody,
+            &mut self.soft,
+            &mut self.ccd,
+            &(),
+            &(),
+        );
+    }
+
+    fn remove_body(&mut self, h: RigidBodyHandle) {
+        self.bodies.remove(
+            h,
+            &mut self.islands,
+            &mut self.colliders,
+            &mut self.joints,
+            &mut self.multibody,
+            &mut self.soft,
+            true,
+        );
+    }
+}
+
+struct LinkState {
+    body: RigidBodyHandle,
+    model: EntityId,
+    name: String,
+}
+
+struct ModelState {
+    parent: Option<EntityId>,
+    canonical: Option<EntityId>,
+    /// The canonical link's pose in the model frame (constant).
+    canon_offset: RPose,
+    /// The model's world pose as last computed.
+    world: RPose,
+    links: Vec<EntityId>,
+    is_static: bool,
+    name: String,
+}
+
+struct JointState {
+    handle: ImpulseJointHandle,
+    kind: JointType,
+    parent: RigidBodyHandle,
+    child: RigidBodyHandle,
+    /// Joint frames (x along the first axis) in the parent and child body frames.
+    frame1: RPose,
+    frame2: RPose,
+    /// The damping/spring motors the SDF asked for, per free axis, to restore when a velocity
+    /// command ends.
+    axes: Vec<(RAxis, AxisData)>,
+    commanded: bool,
+    written_idle: bool,
+}
+
+/// What physics does, configured from the plugin XML.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Let resting bodies sleep (rapier's islands): they then cost nothing per step.
+    pub sleep: bool,
+}
+
+/// The physics world mirroring the ECM.
+pub struct World {
+    pub sim: Sim,
+    opts: Options,
+    world_entity: EntityId,
+    started: bool,
+    ground: Option<RigidBodyHandle>,
+    links: BTreeMap<EntityId, LinkState>,
+    models: BTreeMap<EntityId, ModelState>,
+    collisions: BTreeMap<EntityId, ColliderHandle>,
+    joints: BTreeMap<EntityId, JointState>,
+    forced: Vec<RigidBodyHandle>,
+    /// Previous world velocities (of the link origin) of links that report accelerations.
+    prev_vel: BTreeMap<EntityId, (Vector, Vector)>,
+    /// Watched collisions that reported contacts last step.
+    contacts_reported: BTreeSet<EntityId>,
+}
+
+fn err(msg: String) -> Error {
+    Error::msg(msg)
+}
+
+impl World {
+    pub fn new(world_entity: EntityId, dt: f64, opts: Options) -> World {
+        World {
+            sim: Sim::new(dt),
+            opts,
+            world_entity,
+            started: false,
+            ground: None,
+            links: BTreeMap::new(),
+            models: BTreeMap::new(),
+            collisions: BTreeMap::new(),
+            joints: BTreeMap::new(),
+            forced: Vec::new(),
+            prev_vel: BTreeMap::new(),
+            contacts_reported: BTreeSet::new(),
+        }
+    }
+
+    /// Number of rigid bodies (the ground included).
+    pub fn body_count(&self) -> usize {
+        self.sim.bodies.len()
+    }
+
+    /// One update: sync entities, apply commands, step unless paused, write back.
+    pub fn update(&mut self, ecm: &mut Ecm<'_>, dt: f64, paused: bool) -> Result<(), Error> {
+        if let Some(g) = ecm.get::<Gravity>(self.world_entity) {
+            self.sim.gravity = vec_to_r(g.0);
+        }
+        self.sync_entities(ecm)?;
+        self.apply_pose_commands(ecm)?;
+        self.apply_joint_resets(ecm)?;
+        if paused || dt <= 0.0 {
+            return Ok(());
+        }
+        if (self.sim.params.dt - dt).abs() > 0.0 {
+            self.sim.params.dt = dt;
+        }
+        self.apply_velocity_commands(ecm)?;
+        self.apply_wrenches(ecm)?;
+        self.apply_joint_commands(ecm)?;
+        self.sim.step();
+        for h in self.forced.drain(..) {
+            if let Some(b) = self.sim.bodies.get_mut(h) {
+                b.reset_forces(false);
+                b.reset_torques(false);
+            }
+        }
+        self.write_poses(ecm)?;
+        self.write_velocities(ecm, dt)?;
+        self.write_joints(ecm, dt)?;
+        self.write_contacts(ecm)?;
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- entities
+
+    fn sync_entities(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        // Removals first: an entity removed this step leaves the engine before it steps.
+        if self.started {
+            for j in ecm.removed_entities_with(&[Joint::ID]) {
+                if let Some(s) = self.joints.remove(&j) {
+                    self.sim.joints.remove(s.handle, true);
+                }
+            }
+            for c in ecm.removed_entities_with(&[Collision::ID]) {
+                if let Some(h) = self.collisions.remove(&c) {
+                    self.sim.colliders.remove(h, &mut self.sim.islands, &mut self.sim.bodies, &mut self.sim.soft, true);
+                }
+            }
+            for l in ecm.removed_entities_with(&[Link::ID]) {
+                if let Some(s) = self.links.remove(&l) {
+                    self.sim.remove_body(s.body);
+                    self.prev_vel.remove(&l);
+                    if let Some(m) = self.models.get_mut(&s.model) {
+                        m.links.retain(|x| *x != l);
+                    }
+                }
+            }
+            for m in ecm.removed_entities_with(&[Model::ID]) {
+                self.models.remove(&m);
+            }
+            let colliders = &self.sim.colliders;
+            self.collisions.retain(|_, h| colliders.contains(*h));
+            let joints = &self.sim.joints;
+            self.joints.retain(|_, s| joints.contains(s.handle));
+        }
+        let which = |ecm: &Ecm<'_>, ty: ComponentTypeId, started: bool| {
+            if started {
+                ecm.new_entities_with(&[ty])
+            } else {
+                ecm.entities_with(&[ty])
+            }
+        };
+        let started = self.started;
+        self.started = true;
+        for m in which(ecm, Model::ID, started) {
+            if !ecm.is_marked_for_removal(m) {
+                self.add_model(ecm, m);
+            }
+        }
+        for l in which(ecm, Link::ID, started) {
+            if !ecm.is_marked_for_removal(l) {
+                self.add_link(ecm, l)?;
+            }
+        }
+        for c in which(ecm, Collision::ID, started) {
+            if !ecm.is_marked_for_removal(c) {
+                self.add_collision(ecm, c)?;
+            }
+        }
+        for j in which(ecm, Joint::ID, started) {
+            if !ecm.is_marked_for_removal(j) {
+                self.add_joint(ecm, j)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn scoped_name(&self, ecm: &Ecm<'_>, e: EntityId) -> String {
+        let mut parts = Vec::new();
+        let mut cur = Some(e);
+        while let Some(x) = cur {
+            if x == self.world_entity {
+                break;
+            }
+            parts.push(ecm.get::<Name>(x).map(|n| n.0).unwrap_or_else(|| format!("#{x}")));
+            cur = ecm.parent(x);
+        }
+        parts.reverse();
+        parts.join("::")
+    }
+
+    fn add_model(&mut self, ecm: &Ecm<'_>, m: EntityId) {
+        let pose = pose_to_r(&ecm.get::<Pose>(m).unwrap_or(Pose::IDENTITY));
+        let parent = ecm.parent(m).filter(|p| self.models.contains_key(p));
+        let (world, parent_static) = match parent.and_then(|p| self.models.get(&p)) {
+            Some(p) => (p.world * pose, p.is_static),
+            None => (pose, false),
+        };
+        let is_static = parent_static || ecm.get::<Static>(m).is_some_and(|s| s.0);
+        let name = self.scoped_name(ecm, m);
+        self.models.insert(
+            m,
+            ModelState { parent, canonical: None, canon_offset: RPose::IDENTITY, world, links: Vec::new(), is_static, name },
+        );
+    }
+
+    fn add_link(&mut self, ecm: &Ecm<'_>, l: EntityId) -> Result<(), Error> {
+        let Some(model_id) = ecm.parent(l).filter(|p| self.models.contains_key(p)) else {
+            return Ok(()); // a link outside any model: nothing to simulate it in
+        };
+        let local = pose_to_r(&ecm.get::<Pose>(l).unwrap_or(Pose::IDENTITY));
+        let name = self.scoped_name(ecm, l);
+        let model = self.models.get_mut(&model_id).expect("checked above");
+        let world = model.world * local;
+        if model.canonical.is_none() || ecm.has::<CanonicalLink>(l) {
+            model.canonical = Some(l);
+            model.canon_offset = local;
+        }
+        model.links.push(l);
+        let kinematic = ecm.get::<Kinematic>(l).is_some_and(|k| k.0);
+        let builder = if model.is_static {
+            RigidBodyBuilder::fixed()
+        } else if kinematic {
+            RigidBodyBuilder::kinematic_velocity_based()
+        } else {
+            let inertial = ecm.get::<Inertial>(l).unwrap_or_default();
+            let mp = mass_properties(&inertial).map_err(|e| err(format!("link {name}: {e}")))?;
+            let gravity = ecm.get::<GravityEnabled>(l).is_none_or(|g| g.0);
+            RigidBodyBuilder::dynamic()
+                .additional_mass_properties(mp)
+                .gravity_scale(if gravity { 1.0 } else { 0.0 })
+                .can_sleep(self.opts.sleep)
+        };
+        let mut body = builder.pose(world).user_data(l.0 as u128).build();
+        if body.is_dynamic() || body.is_kinematic() {
+            // Starting velocity: the link's own components, else its model's.
+            let rot = world.rotation;
+            let model_rot = model.world.rotation;
+            let lin = ecm
+                .get::<WorldLinearVelocity>(l)
+                .map(|v| vec_to_r(v.0))
+                .or_else(|| ecm.get::<LinearVelocity>(l).map(|v| rot * vec_to_r(v.0)))
+                .or_else(|| ecm.get::<WorldLinearVelocity>(model_id).map(|v| vec_to_r(v.0)))
+                .or_else(|| ecm.get::<LinearVelocity>(model_id).map(|v| model_rot * vec_to_r(v.0)));
+            let ang = ecm
+                .get::<WorldAngularVelocity>(l)
+                .map(|v| vec_to_r(v.0))
+                .or_else(|| ecm.get::<AngularVelocity>(l).map(|v| rot * vec_to_r(v.0)))
+                .or_else(|| ecm.get::<WorldAngularVelocity>(model_id).map(|v| vec_to_r(v.0)))
+                .or_else(|| ecm.get::<AngularVelocity>(model_id).map(|v| model_rot * vec_to_r(v.0)));
+            if lin.is_some() || ang.is_some() {
+                let (lin, ang) = (lin.unwrap_or(Vector::ZERO), ang.unwrap_or(Vector::ZERO));
+                let com = body.center_of_mass();
+                body.set_linvel(lin + ang.cross(com - world.translation), false);
+                body.set_angvel(ang, false);
+            }
+        }
+        let body = self.sim.bodies.insert(body);
+        self.links.insert(l, LinkState { body, model: model_id, name });
+        Ok(())
+    }
+
+    fn add_collision(&mut self, ecm: &Ecm<'_>, c: EntityId) -> Result<(), Error> {
+        let Some(link) = ecm.parent(c).and_then(|p| self.links.get(&p)) else {
+            return Ok(());
+        };
+        let body = link.body;
+        let what = format!("{}::{}", link.name, ecm.get::<Name>(c).map(|n| n.0).unwrap_or_default());
+        let geometry = ecm.get::<Geometry>(c).unwrap_or_default();
+        let fixed = self.sim.bodies.get(body).is_some_and(|b| b.is_fixed());
+        let Some(shape) = shapes::build(&geometry, fixed, &what).map_err(err)? else {
+            return Ok(());
+        };
+        let pose = pose_to_r(&ecm.get::<Pose>(c).unwrap_or(Pose::IDENTITY)) * shape.local;
+        let surface = ecm.get::<Surface>(c).unwrap_or_default();
+        let mask = Group::from_bits_truncate(surface.collide_bitmask);
+        let collider = ColliderBuilder::new(shape.shape)
+            .position(pose)
+            .density(0.0)
+            .friction(surface.mu.max(0.0))
+            .friction_combine_rule(CoefficientCombineRule::Min)
+            .restitution(surface.restitution.max(0.0))
+            .restitution_combine_rule(CoefficientCombineRule::Multiply)
+            .collision_groups(InteractionGroups::new(mask, mask, InteractionTestMode::And))
+            .user_data(c.0 as u128)
+            .build();
+        let h = self.sim.colliders.insert_with_parent(collider, body, &mut self.sim.bodies);
+        self.collisions.insert(c, h);
+        Ok(())
+    }
+
+    /// The link a joint names, relative to the joint's model (`a::b` walks nested models).
+    fn find_link(&self, ecm: &Ecm<'_>, model: EntityId, name: &str) -> Option<EntityId> {
+        let mut scope = model;
+        let mut parts = name.split("::").peekable();
+        while let Some(part) = parts.next() {
+            let child = ecm.child_by_name(scope, part)?;
+            if parts.peek().is_none() {
+                return self.links.contains_key(&child).then_some(child);
+            }
+            scope = child;
+        }
+        None
+    }
+
+    fn ground(&mut self) -> RigidBodyHandle {
+        *self.ground.get_or_insert_with(|| {
+            self.sim.bodies.insert(RigidBodyBuilder::fixed().user_data(u128::MAX).build())
+        })
+    }
+
+    fn add_joint(&mut self, ecm: &Ecm<'_>, j: EntityId) -> Result<(), Error> {
+        let name = self.scoped_name(ecm, j);
+        let model = ecm.parent(j).unwrap_or(self.world_entity);
+        let kind = ecm.get::<JointType>(j).unwrap_or_default();
+        let link_named = |which: &str, link: Option<String>| -> Result<Option<EntityId>, Error> {
+            let link = link.ok_or_else(|| err(format!("joint {name}: no {which} link named")))?;
+            if link == "world" {
+                return Ok(None);
+            }
+            self.find_link(ecm, model, &link).map(Some).ok_or_else(|| {
+                err(format!("joint {name}: {which} link \"{link}\" is not a link of model {}", self.scoped_name(ecm, model)))
+            })
+        };
+        let parent = link_named("parent", ecm.get::<ParentLinkName>(j).map(|n| n.0))?;
+        let child = link_named("child", ecm.get::<ChildLinkName>(j).map(|n| n.0))?
+            .ok_or_else(|| err(format!("joint {name}: the child link cannot be the world")))?;
+        let child_body = self.links[&child].body;
+        let parent_body = match parent {
+            Some(p) => self.links[&p].body,
+            None => self.ground(),
+        };
+        if parent_body == child_body {
+            return Err(err(format!("joint {name}: parent and child are the same link")));
+        }
+        let (locked, axes): (JointAxesMask, &[RAxis]) = match kind {
+            JointType::Fixed => (JointAxesMask::LOCKED_FIXED_AXES, &[]),
+            JointType::Revolute | JointType::Continuous => (JointAxesMask::LOCKED_REVOLUTE_AXES, &[RAxis::AngX]),
+            JointType::Prismatic => (JointAxesMask::LOCKED_PRISMATIC_AXES, &[RAxis::LinX]),
+            JointType::Ball => (JointAxesMask::LOCKED_SPHERICAL_AXES, &[]),
+            JointType::Universal | JointType::Revolute2 => {
+                (JointAxesMask::LIN_AXES | JointAxesMask::ANG_Z, &[RAxis::AngX, RAxis::AngY])
+            }
+            other => {
+                log::warn!("joint {name}: {} joints are not simulated by physics-rapier; the joint is left out", other.sdf_name());
+                return Ok(());
+            }
+        };
+        let axis1 = ecm.get::<JointAxis>(j).map(|a| a.0).unwrap_or_default();
+        let axis2 = ecm.get::<JointAxis2>(j).map(|a| a.0).unwrap_or(AxisData { xyz: Vec3::new(0.0, 1.0, 0.0), ..Default::default() });
+        let unit = |a: &AxisData, which: &str| {
+            let v = vec_to_r(a.xyz);
+            if v.is_finite() && v.length() > 1e-12 {
+                Ok(v.normalize())
+            } else {
+                Err(err(format!("joint {name}: {which} xyz {:?} has no direction", a.xyz)))
+            }
+        };
+        let a1 = unit(&axis1, "<axis>")?;
+        let frame_rot = if axes.len() == 2 {
+            let a2 = unit(&axis2, "<axis2>")?;
+            let a2 = a2 - a1 * a1.dot(a2);
+            if a2.length() < 1e-9 {
+                return Err(err(format!("joint {name}: <axis> and <axis2> are parallel")));
+            }
+            let a2 = a2.normalize();
+            Rotation::from_mat3(&Matrix::from_cols(a1, a2, a1.cross(a2)))
+        } else {
+            Rotation::from_rotation_arc(Vector::X, a1)
+        };
+        let joint_pose = pose_to_r(&ecm.get::<Pose>(j).unwrap_or(Pose::IDENTITY));
+        let xp = *self.sim.bodies[parent_body].position();
+        let xc = *self.sim.bodies[child_body].position();
+        let frame2 = joint_pose * RPose::from_rotation(frame_rot);
+        let frame1 = xp.inv_mul(&(xc * frame2));
+        let mut builder = GenericJointBuilder::new(locked).local_frame1(frame1).local_frame2(frame2).contacts_enabled(false);
+        let mut axis_list = Vec::new();
+        for (i, &ax) in axes.iter().enumerate() {
+            let data = if i == 0 { axis1 } else { axis2 };
+            let angular = !matches!(ax, RAxis::LinX);
+            if kind != JointType::Continuous && data.lower > -1e15 && data.upper < 1e15 && data.lower <= data.upper {
+                if !angular || data.upper - data.lower < 2.0 * std::f64::consts::PI {
+                    builder = builder.limits(ax, [data.lower, data.upper]);
+                }
+            }
+            axis_list.push((ax, data));
+        }
+        let mut joint = builder.build();
+        for (ax, data) in &axis_list {
+            set_passive_motor(&mut joint, *ax, data);
+        }
+        let handle = self.sim.joints.insert(parent_body, child_body, joint, true);
+        self.joints.insert(
+            j,
+            JointState {
+                handle,
+                kind,
+                parent: parent_body,
+                child: child_body,
+                frame1,
+                frame2,
+                axes: axis_list,
+                commanded: false,
+                written_idle: false,
+            },
+        );
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    /// The links of a model and of the models nested in it.
+    fn subtree_links(&self, model: EntityId) -> (Vec<EntityId>, Vec<EntityId>) {
+        let mut models = vec![model];
+        let mut i = 0;
+        while i < models.len() {
+            let m = models[i];
+            models.extend(self.models.iter().filter(|(_, s)| s.parent == Some(m)).map(|(id, _)| *id));
+            i += 1;
+        }
+        let links = models.iter().flat_map(|m| self.models[m].links.iter().copied()).collect();
+        (models, links)
+    }
+
+    fn apply_pose_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        let cmds = ecm.each::<WorldPoseCmd>(&[])?;
+        for (e, cmd) in cmds {
+            ecm.remove::<WorldPoseCmd>(e);
+            let target = pose_to_r(&cmd.0);
+            if let Some(state) = self.models.get(&e) {
+                let parent_world = state.parent.map_or(RPose::IDENTITY, |p| self.models[&p].world);
+                let new_world = parent_world * target;
+                let old_world = state.world;
+                let delta = new_world * old_world.inverse();
+                let (models, links) = self.subtree_links(e);
+                for m in models {
+                    let s = self.models.get_mut(&m).expect("in the tree");
+                    s.world = delta * s.world;
+                }
+                for l in links {
+                    let b = &mut self.sim.bodies[self.links[&l].body];
+                    let p = delta * *b.position();
+                    b.set_position(p, true);
+                }
+                ecm.set(e, &cmd.0, Change::OneTime)?;
+            } else if let Some(link) = self.links.get(&e) {
+                let model_world = self.models[&link.model].world;
+                let b = &mut self.sim.bodies[link.body];
+                b.set_position(model_world * target, true);
+                ecm.set(e, &cmd.0, Change::OneTime)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_joint_resets(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        for (e, cmd) in ecm.each::<JointPositionReset>(&[])? {
+            ecm.remove::<JointPositionReset>(e);
+            let Some(s) = self.joints.get(&e) else { continue };
+            let Some(&q) = cmd.0.first() else { continue };
+            let motion = match s.kind {
+                JointType::Revolute | JointType::Continuous => RPose::from_rotation(Rotation::from_rotation_x(q)),
+                JointType::Prismatic => RPose::from_translation(Vector::new(q, 0.0, 0.0)),
+                _ => continue,
+            };
+            let xp = *self.sim.bodies[s.parent].position();
+            let xc = xp * s.frame1 * motion * s.frame2.inverse();
+            let b = &mut self.sim.bodies[s.child];
+            b.set_position(xc, true);
+            b.set_linvel(Vector::ZERO, true);
+            b.set_angvel(Vector::ZERO, true);
+        }
+        Ok(())
+    }
+
+    fn apply_velocity_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        let lin: BTreeMap<EntityId, Vec3> = ecm.each::<LinearVelocityCmd>(&[])?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let ang: BTreeMap<EntityId, Vec3> = ecm.each::<AngularVelocityCmd>(&[])?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let targets: BTreeSet<EntityId> = lin.keys().chain(ang.keys()).copied().collect();
+        for e in targets {
+            let (v, w) = (lin.get(&e).copied(), ang.get(&e).copied());
+            let (frame, links) = if let Some(l) = self.links.get(&e) {
+                (*self.sim.bodies[l.body].position(), vec![e])
+            } else if let Some(m) = self.models.get(&e) {
+                (self.model_world_now(e), m.links.clone())
+            } else {
+                continue;
+            };
+            let w_world = w.map(|w| frame.rotation * vec_to_r(w));
+            let v_world = v.map(|v| frame.rotation * vec_to_r(v));
+            for l in links {
+                let b = &mut self.sim.bodies[self.links[&l].body];
+                if b.is_fixed() {
+                    continue;
+                }
+                let ang_now = w_world.unwrap_or(b.angvel());
+                // Velocity of the commanded frame's origin, carried to this body's centre of
+                // mass by the angular velocity.
+                let origin_vel = v_world.unwrap_or_else(|| b.velocity_at_point(frame.translation));
+                let com = b.center_of_mass();
+                b.set_angvel(ang_now, true);
+                b.set_linvel(origin_vel + ang_now.cross(com - frame.translation), true);
+            }
+        }
+        Ok(())
+    }
+
+    /// A model's world pose from its canonical link's body now.
+    fn model_world_now(&self, m: EntityId) -> RPose {
+        let s = &self.models[&m];
+        match s.canonical.and_then(|c| self.links.get(&c)) {
+            Some(l) => *self.sim.bodies[l.body].position() * s.canon_offset.inverse(),
+            None => s.world,
+        }
+    }
+
+    fn apply_wrenches(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        for (e, cmd) in ecm.each::<ExternalWorldWrenchCmd>(&[])? {
+            ecm.remove::<ExternalWorldWrenchCmd>(e);
+            let Some(l) = self.links.get(&e) else { continue };
+            let b = &mut self.sim.bodies[l.body];
+            let Wrench { force, torque } = cmd.0;
+            b.add_force(vec_to_r(force), true);
+            b.add_torque(vec_to_r(torque), true);
+            self.forced.push(l.body);
+        }
+        Ok(())
+    }
+
+    fn apply_joint_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        for (e, cmd) in ecm.each::<JointForceCmd>(&[])? {
+            ecm.remove::<JointForceCmd>(e);
+            let Some(s) = self.joints.get(&e) else { continue };
+            let world_frame = *self.sim.bodies[s.parent].position() * s.frame1;
+            for (i, (ax, _)) in s.axes.iter().enumerate() {
+                let Some(&f) = cmd.0.get(i) else { break };
+                let dir = world_frame.rotation * if i == 0 { Vector::X } else { Vector::Y };
+                let v = dir * f;
+                for (h, sign) in [(s.child, 1.0), (s.parent, -1.0)] {
+                    let b = &mut self.sim.bodies[h];
+                    if matches!(ax, RAxis::LinX) {
+                        b.add_force(v * sign, true);
+                    } else {
+                        b.add_torque(v * sign, true);
+                    }
+                    self.forced.push(h);
+                }
+            }
+        }
+        let commands: BTreeMap<EntityId, Vec<f64>> = ecm.each::<JointVelocityCmd>(&[])?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        for (e, s) in self.joints.iter_mut() {
+            let cmd = commands.get(e);
+            if cmd.is_none() && !s.commanded {
+                continue;
+            }
+            let Some(j) = self.sim.joints.get_mut(s.handle, true) else { continue };
+            for (i, (ax, data)) in s.axes.iter().enumerate() {
+                match cmd.and_then(|c| c.get(i)) {
+                    Some(&v) => {
+                        j.data.set_motor_model(*ax, MotorModel::AccelerationBased);
+                        j.data.set_motor(*ax, 0.0, v, 0.0, 1e6);
+                        j.data.set_motor_max_force(*ax, if data.effort > 0.0 { data.effort } else { f64::MAX });
+                    }
+                    None => set_passive_motor(&mut j.data, *ax, data),
+                }
+            }
+            s.commanded = cmd.is_some();
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- write-back
+
+    /// Link and model poses of every model with a moving body, in one bulk write each.
+    fn write_poses(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        let mut moved: BTreeSet<EntityId> = BTreeSet::new();
+        for h in self.sim.islands.active_bodies() {
+            let Some(b) = self.sim.bodies.get(h) else { continue };
+            if let Some(l) = self.links.get(&EntityId(b.user_data as u64)) {
+                moved.insert(l.model);
+            }
+        }
+        // Kinematic bodies moving by velocity are active too; nothing else moves.
+        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for m in moved {
+            let world = self.model_world_now(m);
+            let s = self.models.get_mut(&m).expect("moved models are known");
+            s.world = world;
+            let parent_world = s.parent.map_or(RPose::IDENTITY, |p| self.models[&p].world);
+            let s = &self.models[&m];
+            model_ids.push(m);
+            model_poses.push(pose_from_r(&parent_world.inv_mul(&world)));
+            for l in &s.links {
+                if Some(*l) == s.canonical {
+                    continue; // fixed in the model frame by definition
+                }
+                link_ids.push(*l);
+                link_poses.push(pose_from_r(&world.inv_mul(self.sim.bodies[self.links[l].body].position())));
+            }
+        }
+        ecm.write_many(&model_ids, &model_poses, Change::Periodic)?;
+        if !link_ids.is_empty() {
+            ecm.write_many(&link_ids, &link_poses, Change::Periodic)?;
+        }
+        Ok(())
+    }
+
+    /// Velocity and acceleration components, for the links and models that carry them.
+    fn write_velocities(&mut self, ecm: &mut Ecm<'_>, dt: f64) -> Result<(), Error> {
+        write_link_values::<WorldLinearVelocity>(self, ecm, |_, v, _, _| WorldLinearVelocity(vec_from_r(v)))?;
+        write_link_values::<WorldAngularVelocity>(self, ecm, |_, _, w, _| WorldAngularVelocity(vec_from_r(w)))?;
+        write_link_values::<LinearVelocity>(self, ecm, |x, v, _, _| LinearVelocity(vec_from_r(x.rotation.inverse() * v)))?;
+        write_link_values::<AngularVelocity>(self, ecm, |x, _, w, _| AngularVelocity(vec_from_r(x.rotation.inverse() * w)))?;
+        // Accelerations: finite differences of the link origin's velocity over the step.
+        let acc_links: BTreeSet<EntityId> = ecm
+            .entities_with(&[Link::ID, WorldLinearAcceleration::ID])
+            .into_iter()
+            .chain(ecm.entities_with(&[Link::ID, WorldAngularAcceleration::ID]))
+            .collect();
+        let mut lin_acc = (Vec::new(), Vec::new());
+        let mut ang_acc = (Vec::new(), Vec::new());
+        for l in acc_links {
+            let Some(s) = self.links.get(&l) else { continue };
+            let b = &self.sim.bodies[s.body];
+            let (v, w) = (b.velocity_at_point(b.position().translation), b.angvel());
+            let (v0, w0) = self.prev_vel.insert(l, (v, w)).unwrap_or((v, w));
+            if b.is_sleeping() && v == v0 && w == w0 {
+                continue;
+            }
+            lin_acc.0.push(l);
+            lin_acc.1.push(WorldLinearAcceleration(vec_from_r((v - v0) / dt)));
+            ang_acc.0.push(l);
+            ang_acc.1.push(WorldAngularAcceleration(vec_from_r((w - w0) / dt)));
+        }
+        let (ids, vals): (Vec<_>, Vec<_>) =
+            lin_acc.0.iter().zip(lin_acc.1).filter(|(e, _)| ecm.has::<WorldLinearAcceleration>(**e)).unzip();
+        ecm.write_many(&ids, &vals, Change::Periodic)?;
+        let (ids, vals): (Vec<_>, Vec<_>) =
+            ang_acc.0.iter().zip(ang_acc.1).filter(|(e, _)| ecm.has::<WorldAngularAcceleration>(**e)).unzip();
+        ecm.write_many(&ids, &vals, Change::Periodic)?;
+        Ok(())
+    }
+
+    fn write_joints(&mut self, ecm: &mut Ecm<'_>, dt: f64) -> Result<(), Error> {
+        let ids: Vec<EntityId> = self.joints.keys().copied().collect();
+        for e in ids {
+            let s = self.joints.get_mut(&e).expect("listed");
+            let (bp, bc) = (&self.sim.bodies[s.parent], &self.sim.bodies[s.child]);
+            let idle = bp.is_sleeping() && bc.is_sleeping() || (!bp.is_dynamic() && bc.is_sleeping());
+            if idle && s.written_idle {
+                continue;
+            }
+            s.written_idle = idle;
+            let f1 = *bp.position() * s.frame1;
+            let f2 = *bc.position() * s.frame2;
+            let rel = f1.inv_mul(&f2);
+            let rel_w = bc.angvel() - bp.angvel();
+            let anchor = f2.translation;
+            let rel_v = bc.velocity_at_point(anchor) - bp.velocity_at_point(anchor);
+            let (pos, vel) = match s.kind {
+                JointType::Revolute | JointType::Continuous => {
+                    let (axis, angle) = rel.rotation.to_axis_angle();
+                    let q = if axis.x < 0.0 { -angle } else { angle };
+                    let q = (q + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI) - std::f64::consts::PI;
+                    (vec![q], vec![rel_w.dot(f1.rotation * Vector::X)])
+                }
+                JointType::Prismatic => (vec![rel.translation.x], vec![rel_v.dot(f1.rotation * Vector::X)]),
+                JointType::Universal | JointType::Revolute2 => {
+                    let (a, b, _) = rel.rotation.to_euler(rapier3d_f64::glamx::EulerRot::XYZ);
+                    (vec![a, b], vec![rel_w.dot(f1.rotation * Vector::X), rel_w.dot(f2.rotation * Vector::Y)])
+                }
+                _ => (Vec::new(), Vec::new()),
+            };
+            ecm.set(e, &JointPosition(pos), Change::Periodic)?;
+            ecm.set(e, &JointVelocity(vel), Change::Periodic)?;
+            if ecm.has::<JointTransmittedWrench>(e) {
+                if let Some(j) = self.sim.joints.get(s.handle) {
+                    let i = j.impulses;
+                    let w = Wrench { force: Vec3::new(i[0], i[1], i[2]).scale(1.0 / dt), torque: Vec3::new(i[3], i[4], i[5]).scale(1.0 / dt) };
+                    ecm.set(e, &JointTransmittedWrench(w), Change::Periodic)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_contacts(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        let watched = ecm.entities_with(&[Collision::ID, WatchContacts::ID]);
+        let mut reported = BTreeSet::new();
+        for c in watched {
+            let Some(&h) = self.collisions.get(&c) else { continue };
+            let mut out = Vec::new();
+            for pair in self.sim.narrow.contact_pairs_with(h) {
+                if !pair.has_any_active_contact() {
+                    continue;
+                }
+                let (Some(c1), Some(c2)) = (self.sim.colliders.get(pair.collider1), self.sim.colliders.get(pair.collider2)) else {
+                    continue;
+                };
+                let mine_first = pair.collider1 == h;
+                let other = EntityId(if mine_first { c2.user_data } else { c1.user_data } as u64);
+                let mut contact = Contact { collision1: c, collision2: other, ..Default::default() };
+                let dt = self.sim.params.dt;
+                for m in pair.manifolds() {
+                    // The manifold normal points from collider1 to collider2; ours points
+                    // from the other collision to this one.
+                    let n = if mine_first { -m.data.normal } else { m.data.normal };
+                    for p in &m.points {
+                        if p.dist > 0.0 {
+                            continue;
+                        }
+                        let world = c1.position() * p.local_p1;
+                        contact.positions.push(vec_from_r(world));
+                        contact.normals.push(vec_from_r(n));
+                        contact.depths.push(-p.dist);
+                        contact.forces.push(vec_from_r(n * (p.data.impulse / dt)));
+                    }
+                }
+                if !contact.positions.is_empty() {
+                    out.push(contact);
+                }
+            }
+            if !out.is_empty() {
+                reported.insert(c);
+                ecm.set(c, &ContactSensorData(out), Change::Periodic)?;
+            } else if self.contacts_reported.contains(&c) || !ecm.has::<ContactSensorData>(c) {
+                ecm.set(c, &ContactSensorData(Vec::new()), Change::Periodic)?;
+            }
+        }
+        self.contacts_reported = reported;
+        Ok(())
+    }
+}
+
+/// Writes component `C` of every link carrying it whose body moved, from the body's world
+/// pose, the velocity of the link origin and the angular velocity.
+fn write_link_values<C: Component>(
+    w: &World,
+    ecm: &mut Ecm<'_>,
+    f: impl Fn(&RPose, Vector, Vector, ()) -> C,
+) -> Result<(), Error> {
+    let carriers = ecm.entities_with(&[Link::ID, C::ID]);
+    if carriers.is_empty() {
+        return Ok(());
+    }
+    let (mut ids, mut vals) = (Vec::new(), Vec::new());
+    for l in carriers {
+        let Some(s) = w.links.get(&l) else { continue };
+        let b = &w.sim.bodies[s.body];
+        if b.is_sleeping() || b.is_fixed() {
+            continue;
+        }
+        let x = b.position();
+        ids.push(l);
+        vals.push(f(x, b.velocity_at_point(x.translation), b.angvel(), ()));
+    }
+    ecm.write_many(&ids, &vals, Change::Periodic)?;
+    Ok(())
+}
+
+/// The SDF's passive dynamics of one joint axis: viscous damping and a spring, as a
+/// force-based motor (none when both are zero).
+fn set_passive_motor(joint: &mut GenericJoint, ax: RAxis, data: &AxisData) {
+    joint.set_motor_model(ax, MotorModel::ForceBased);
+    joint.set_motor(ax, data.spring_reference, 0.0, data.spring_stiffness.max(0.0), data.damping.max(0.0));
+    joint.set_motor_max_force(ax, f64::MAX);
+}
+
+/// SDF `<inertial>` → rapier mass properties (mass, centre of mass, full inertia tensor
+/// rotated by the inertial pose).
+fn mass_properties(i: &Inertial) -> Result<MassProperties, String> {
+    if !(i.mass.is_finite() && i.mass > 0.0) {
+        return Err(format!("<inertial><mass> must be positive, not {}", i.mass));
+    }
+    let [ixx, ixy, ixz, iyy, iyz, izz] = i.inertia;
+    let local = Matrix::from_cols(
+        Vector::new(ixx, ixy, ixz),
+        Vector::new(ixy, iyy, iyz),
+        Vector::new(ixz, iyz, izz),
+    );
+    if !local.is_finite() {
+        return Err(format!("<inertia> {:?} is not finite", i.inertia));
+    }
+    let r = Matrix::from_quat(rot_to_r(i.pose.rotation));
+    let tensor = r * local * r.transpose();
+    Ok(MassProperties::with_inertia_matrix(vec_to_r(i.pose.position), i.mass, tensor))
+}
+
+#[allow(dead_code)]
+fn _unused(_: RigidBodyType) {}

@@ -1,0 +1,9 @@
+//! Physics against physics: worlds loaded with the real `troupe_physics_rapier` library
+//! (through the default name mapping of `gz-sim-physics-system`), stepped with
+//! [`troupe::fixture::TestFixture`], and checked against analytic mechanics.
+//!
+//! * [`fall`]: free fall against the continuous and the integrator's discrete solution;
+//!   bit-identical runs.
+
+mod common;
+mod fall;
