@@ -4,6 +4,8 @@
 //!
 //! * [`fall`]: free fall against the continuous and the integrator's discrete solution;
 //!   bit-identical runs.
+//! * [`contact`]: resting, sliding on an incline, bouncing, reported contacts.
 
 mod common;
+mod contact;
 mod fall;
