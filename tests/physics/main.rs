@@ -5,7 +5,10 @@
 //! * [`fall`]: free fall against the continuous and the integrator's discrete solution;
 //!   bit-identical runs.
 //! * [`contact`]: resting, sliding on an incline, bouncing, reported contacts.
+//! * [`joints`]: pendulum period and energy, prismatic limit, joint state and commands,
+//!   a joint naming an unknown link.
 
 mod common;
 mod contact;
 mod fall;
+mod joints;

@@ -859,10 +859,17 @@ fn write_link_values<C: Component>(
 }
 
 /// The SDF's passive dynamics of one joint axis: viscous damping and a spring, as a
-/// force-based motor (none when both are zero).
+/// force-based motor; no motor at all when both are zero (a motor with zero gains would
+/// hold the axis still).
 fn set_passive_motor(joint: &mut GenericJoint, ax: RAxis, data: &AxisData) {
+    let (stiffness, damping) = (data.spring_stiffness.max(0.0), data.damping.max(0.0));
+    if stiffness == 0.0 && damping == 0.0 {
+        joint.motor_axes.remove(ax.into());
+        joint.motors[ax as usize] = Default::default();
+        return;
+    }
     joint.set_motor_model(ax, MotorModel::ForceBased);
-    joint.set_motor(ax, data.spring_reference, 0.0, data.spring_stiffness.max(0.0), data.damping.max(0.0));
+    joint.set_motor(ax, data.spring_reference, 0.0, stiffness, damping);
     joint.set_motor_max_force(ax, f64::MAX);
 }
 
