@@ -7,7 +7,10 @@
 //! * [`contact`]: resting, sliding on an incline, bouncing, reported contacts.
 //! * [`joints`]: pendulum period and energy, prismatic limit, joint state and commands,
 //!   a joint naming an unknown link.
+//! * [`commands`]: velocity, wrench and pose commands (paused too), entities created and
+//!   removed while running, reset.
 
+mod commands;
 mod common;
 mod contact;
 mod fall;
