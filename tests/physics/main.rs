@@ -9,9 +9,11 @@
 //!   a joint naming an unknown link.
 //! * [`commands`]: velocity, wrench and pose commands (paused too), entities created and
 //!   removed while running, reset.
+//! * [`meshes`]: STL and OBJ collisions, and the errors bad mesh input gives.
 
 mod commands;
 mod common;
 mod contact;
 mod fall;
 mod joints;
+mod meshes;
