@@ -10,10 +10,13 @@
 //! * [`commands`]: velocity, wrench and pose commands (paused too), entities created and
 //!   removed while running, reset.
 //! * [`meshes`]: STL and OBJ collisions, and the errors bad mesh input gives.
+//! * [`gz_worlds`]: gz-sim's shapes.sdf and distributed_standalone.sdf (`$TROUPE_GZ_WORLDS`,
+//!   skipped with a message when unset).
 
 mod commands;
 mod common;
 mod contact;
 mod fall;
+mod gz_worlds;
 mod joints;
 mod meshes;
