@@ -5,10 +5,13 @@
 //!   `get`/`set`) against the same work done directly on a specs `World`.
 //! * One iteration of an empty world with three `testing::Noop` plugin systems
 //!   (`Server::step_once`) against a bare loop making the same hook calls in-process.
+//! * Physics: the server stepping `troupe_physics_rapier` on a box pile and on gz-sim's
+//!   3k_shapes.sdf against bare rapier on the identical scene (and MuJoCo where importable).
 //!
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
 
+mod physics;
 mod state;
 mod step;
 
@@ -68,9 +71,9 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|physics]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse, step or state\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step, state or physics\n";
 
 fn main() {
     let mut plan = Plan::full();
@@ -80,10 +83,10 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "physics"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
-                    eprint!("troupe-bench: --only needs bulk, sparse, step or state, got {got}\n{USAGE}");
+                    eprint!("troupe-bench: --only needs bulk, sparse, step, state or physics, got {got}\n{USAGE}");
                     std::process::exit(2);
                 }
             },
@@ -131,6 +134,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("state") {
         state::bench(plan.quick, plan.reps)?;
+        println!();
+    }
+    if plan.runs("physics") {
+        physics::bench(plan.quick)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());
