@@ -16,7 +16,7 @@ use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmRead, EntityId
 use rapier3d_f64::dynamics::{
     CCDSolver, GenericJoint, GenericJointBuilder, ImpulseJointHandle, ImpulseJointSet, IntegrationParameters,
     IslandManager, JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder,
-    RigidBodyHandle, RigidBodySet, RigidBodyType, SoftBodySet,
+    RigidBodyHandle, RigidBodySet, SoftBodySet,
 };
 use rapier3d_f64::geometry::{
     ColliderBuilder, ColliderHandle, ColliderSet, DefaultBroadPhase, Group, InteractionGroups, InteractionTestMode,
@@ -95,22 +95,30 @@ impl Sim {
     }
 }
 
+/// A link's body. Links and models live in slot vectors (a body's `user_data` is its link's
+/// slot) so the per-step write-back finds them without a map lookup.
 struct LinkState {
+    entity: EntityId,
     body: RigidBodyHandle,
-    model: EntityId,
+    /// Slot of the model the link belongs to.
+    model: usize,
     name: String,
 }
 
 struct ModelState {
+    entity: EntityId,
     parent: Option<EntityId>,
-    canonical: Option<EntityId>,
+    /// Slot of the canonical link.
+    canonical: Option<usize>,
     /// The canonical link's pose in the model frame (constant).
     canon_offset: RPose,
     /// The model's world pose as last computed.
     world: RPose,
-    links: Vec<EntityId>,
+    /// Slots of the model's links.
+    links: Vec<usize>,
     is_static: bool,
-    name: String,
+    /// The step in which the model was last found moving.
+    moved_in: u64,
 }
 
 struct JointState {
@@ -142,8 +150,11 @@ pub struct World {
     world_entity: EntityId,
     started: bool,
     ground: Option<RigidBodyHandle>,
-    links: BTreeMap<EntityId, LinkState>,
-    models: BTreeMap<EntityId, ModelState>,
+    links: BTreeMap<EntityId, usize>,
+    link_slots: Vec<Option<LinkState>>,
+    models: BTreeMap<EntityId, usize>,
+    model_slots: Vec<Option<ModelState>>,
+    steps: u64,
     collisions: BTreeMap<EntityId, ColliderHandle>,
     joints: BTreeMap<EntityId, JointState>,
     forced: Vec<RigidBodyHandle>,
@@ -166,7 +177,10 @@ impl World {
             started: false,
             ground: None,
             links: BTreeMap::new(),
+            link_slots: Vec::new(),
             models: BTreeMap::new(),
+            model_slots: Vec::new(),
+            steps: 0,
             collisions: BTreeMap::new(),
             joints: BTreeMap::new(),
             forced: Vec::new(),
@@ -175,9 +189,16 @@ impl World {
         }
     }
 
-    /// Number of rigid bodies (the ground included).
-    pub fn body_count(&self) -> usize {
-        self.sim.bodies.len()
+    fn link(&self, e: EntityId) -> Option<&LinkState> {
+        self.links.get(&e).and_then(|&i| self.link_slots[i].as_ref())
+    }
+
+    fn model(&self, e: EntityId) -> Option<&ModelState> {
+        self.models.get(&e).and_then(|&i| self.model_slots[i].as_ref())
+    }
+
+    fn slot_body(&self, slot: usize) -> Option<RigidBodyHandle> {
+        self.link_slots[slot].as_ref().map(|l| l.body)
     }
 
     /// One update: sync entities, apply commands, step unless paused, write back.
@@ -216,32 +237,44 @@ impl World {
     fn sync_entities(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
         // Removals first: an entity removed this step leaves the engine before it steps.
         if self.started {
+            let mut removed = false;
             for j in ecm.removed_entities_with(&[Joint::ID]) {
                 if let Some(s) = self.joints.remove(&j) {
                     self.sim.joints.remove(s.handle, true);
                 }
+                removed = true;
             }
             for c in ecm.removed_entities_with(&[Collision::ID]) {
                 if let Some(h) = self.collisions.remove(&c) {
                     self.sim.colliders.remove(h, &mut self.sim.islands, &mut self.sim.bodies, &mut self.sim.soft, true);
                 }
+                removed = true;
             }
             for l in ecm.removed_entities_with(&[Link::ID]) {
-                if let Some(s) = self.links.remove(&l) {
-                    self.sim.remove_body(s.body);
-                    self.prev_vel.remove(&l);
-                    if let Some(m) = self.models.get_mut(&s.model) {
-                        m.links.retain(|x| *x != l);
+                let Some(slot) = self.links.remove(&l) else { continue };
+                let Some(s) = self.link_slots[slot].take() else { continue };
+                self.sim.remove_body(s.body);
+                self.prev_vel.remove(&l);
+                if let Some(m) = self.model_slots[s.model].as_mut() {
+                    m.links.retain(|x| *x != slot);
+                    if m.canonical == Some(slot) {
+                        m.canonical = None;
                     }
                 }
+                removed = true;
             }
             for m in ecm.removed_entities_with(&[Model::ID]) {
-                self.models.remove(&m);
+                if let Some(slot) = self.models.remove(&m) {
+                    self.model_slots[slot] = None;
+                }
             }
-            let colliders = &self.sim.colliders;
-            self.collisions.retain(|_, h| colliders.contains(*h));
-            let joints = &self.sim.joints;
-            self.joints.retain(|_, s| joints.contains(s.handle));
+            if removed {
+                // Removing a body removed its colliders and joints with it.
+                let colliders = &self.sim.colliders;
+                self.collisions.retain(|_, h| colliders.contains(*h));
+                let joints = &self.sim.joints;
+                self.joints.retain(|_, s| joints.contains(s.handle));
+            }
         }
         let which = |ecm: &Ecm<'_>, ty: ComponentTypeId, started: bool| {
             if started {
@@ -292,31 +325,38 @@ impl World {
     fn add_model(&mut self, ecm: &Ecm<'_>, m: EntityId) {
         let pose = pose_to_r(&ecm.get::<Pose>(m).unwrap_or(Pose::IDENTITY));
         let parent = ecm.parent(m).filter(|p| self.models.contains_key(p));
-        let (world, parent_static) = match parent.and_then(|p| self.models.get(&p)) {
+        let (world, parent_static) = match parent.and_then(|p| self.model(p)) {
             Some(p) => (p.world * pose, p.is_static),
             None => (pose, false),
         };
         let is_static = parent_static || ecm.get::<Static>(m).is_some_and(|s| s.0);
-        let name = self.scoped_name(ecm, m);
-        self.models.insert(
-            m,
-            ModelState { parent, canonical: None, canon_offset: RPose::IDENTITY, world, links: Vec::new(), is_static, name },
-        );
+        self.models.insert(m, self.model_slots.len());
+        self.model_slots.push(Some(ModelState {
+            entity: m,
+            parent,
+            canonical: None,
+            canon_offset: RPose::IDENTITY,
+            world,
+            links: Vec::new(),
+            is_static,
+            moved_in: 0,
+        }));
     }
 
     fn add_link(&mut self, ecm: &Ecm<'_>, l: EntityId) -> Result<(), Error> {
-        let Some(model_id) = ecm.parent(l).filter(|p| self.models.contains_key(p)) else {
+        let Some((model_id, model_slot)) = ecm.parent(l).and_then(|p| self.models.get(&p).map(|&s| (p, s))) else {
             return Ok(()); // a link outside any model: nothing to simulate it in
         };
         let local = pose_to_r(&ecm.get::<Pose>(l).unwrap_or(Pose::IDENTITY));
         let name = self.scoped_name(ecm, l);
-        let model = self.models.get_mut(&model_id).expect("checked above");
+        let slot = self.link_slots.len();
+        let model = self.model_slots[model_slot].as_mut().expect("models in the map have a slot");
         let world = model.world * local;
         if model.canonical.is_none() || ecm.has::<CanonicalLink>(l) {
-            model.canonical = Some(l);
+            model.canonical = Some(slot);
             model.canon_offset = local;
         }
-        model.links.push(l);
+        model.links.push(slot);
         let kinematic = ecm.get::<Kinematic>(l).is_some_and(|k| k.0);
         let builder = if model.is_static {
             RigidBodyBuilder::fixed()
@@ -331,7 +371,7 @@ impl World {
                 .gravity_scale(if gravity { 1.0 } else { 0.0 })
                 .can_sleep(self.opts.sleep)
         };
-        let mut body = builder.pose(world).user_data(l.0 as u128).build();
+        let mut body = builder.pose(world).user_data(slot as u128).build();
         if body.is_dynamic() || body.is_kinematic() {
             // Starting velocity: the link's own components, else its model's.
             let rot = world.rotation;
@@ -356,12 +396,13 @@ impl World {
             }
         }
         let body = self.sim.bodies.insert(body);
-        self.links.insert(l, LinkState { body, model: model_id, name });
+        self.links.insert(l, slot);
+        self.link_slots.push(Some(LinkState { entity: l, body, model: model_slot, name }));
         Ok(())
     }
 
     fn add_collision(&mut self, ecm: &Ecm<'_>, c: EntityId) -> Result<(), Error> {
-        let Some(link) = ecm.parent(c).and_then(|p| self.links.get(&p)) else {
+        let Some(link) = ecm.parent(c).and_then(|p| self.link(p)) else {
             return Ok(());
         };
         let body = link.body;
@@ -425,9 +466,9 @@ impl World {
         let parent = link_named("parent", ecm.get::<ParentLinkName>(j).map(|n| n.0))?;
         let child = link_named("child", ecm.get::<ChildLinkName>(j).map(|n| n.0))?
             .ok_or_else(|| err(format!("joint {name}: the child link cannot be the world")))?;
-        let child_body = self.links[&child].body;
+        let child_body = self.link(child).expect("found above").body;
         let parent_body = match parent {
-            Some(p) => self.links[&p].body,
+            Some(p) => self.link(p).expect("found above").body,
             None => self.ground(),
         };
         if parent_body == child_body {
@@ -509,17 +550,18 @@ impl World {
 
     // ---------------------------------------------------------------- commands
 
-    /// The links of a model and of the models nested in it.
-    fn subtree_links(&self, model: EntityId) -> (Vec<EntityId>, Vec<EntityId>) {
+    /// The slots of a model, of the models nested in it, and of all their links.
+    fn subtree(&self, model: EntityId) -> (Vec<usize>, Vec<usize>) {
         let mut models = vec![model];
         let mut i = 0;
         while i < models.len() {
             let m = models[i];
-            models.extend(self.models.iter().filter(|(_, s)| s.parent == Some(m)).map(|(id, _)| *id));
+            models.extend(self.model_slots.iter().flatten().filter(|s| s.parent == Some(m)).map(|s| s.entity));
             i += 1;
         }
-        let links = models.iter().flat_map(|m| self.models[m].links.iter().copied()).collect();
-        (models, links)
+        let slots: Vec<usize> = models.iter().map(|m| self.models[m]).collect();
+        let links = slots.iter().flat_map(|&m| self.model_slots[m].as_ref().map(|s| s.links.clone()).unwrap_or_default()).collect();
+        (slots, links)
     }
 
     fn apply_pose_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
@@ -527,26 +569,27 @@ impl World {
         for (e, cmd) in cmds {
             ecm.remove::<WorldPoseCmd>(e);
             let target = pose_to_r(&cmd.0);
-            if let Some(state) = self.models.get(&e) {
-                let parent_world = state.parent.map_or(RPose::IDENTITY, |p| self.models[&p].world);
+            if let Some(state) = self.model(e) {
+                let parent_world = state.parent.and_then(|p| self.model(p)).map_or(RPose::IDENTITY, |p| p.world);
                 let new_world = parent_world * target;
-                let old_world = state.world;
-                let delta = new_world * old_world.inverse();
-                let (models, links) = self.subtree_links(e);
+                let delta = new_world * state.world.inverse();
+                let (models, links) = self.subtree(e);
                 for m in models {
-                    let s = self.models.get_mut(&m).expect("in the tree");
-                    s.world = delta * s.world;
+                    if let Some(s) = self.model_slots[m].as_mut() {
+                        s.world = delta * s.world;
+                    }
                 }
                 for l in links {
-                    let b = &mut self.sim.bodies[self.links[&l].body];
+                    let Some(h) = self.slot_body(l) else { continue };
+                    let b = &mut self.sim.bodies[h];
                     let p = delta * *b.position();
                     b.set_position(p, true);
                 }
                 ecm.set(e, &cmd.0, Change::OneTime)?;
-            } else if let Some(link) = self.links.get(&e) {
-                let model_world = self.models[&link.model].world;
-                let b = &mut self.sim.bodies[link.body];
-                b.set_position(model_world * target, true);
+            } else if let Some(link) = self.link(e) {
+                let body = link.body;
+                let model_world = self.model_slots[link.model].as_ref().map_or(RPose::IDENTITY, |m| m.world);
+                self.sim.bodies[body].set_position(model_world * target, true);
                 ecm.set(e, &cmd.0, Change::OneTime)?;
             }
         }
@@ -579,17 +622,18 @@ impl World {
         let targets: BTreeSet<EntityId> = lin.keys().chain(ang.keys()).copied().collect();
         for e in targets {
             let (v, w) = (lin.get(&e).copied(), ang.get(&e).copied());
-            let (frame, links) = if let Some(l) = self.links.get(&e) {
-                (*self.sim.bodies[l.body].position(), vec![e])
-            } else if let Some(m) = self.models.get(&e) {
-                (self.model_world_now(e), m.links.clone())
+            let (frame, bodies): (RPose, Vec<RigidBodyHandle>) = if let Some(l) = self.link(e) {
+                (*self.sim.bodies[l.body].position(), vec![l.body])
+            } else if let Some(&m) = self.models.get(&e) {
+                let links = self.model_slots[m].as_ref().map(|s| s.links.clone()).unwrap_or_default();
+                (self.model_world_now(m), links.into_iter().filter_map(|l| self.slot_body(l)).collect())
             } else {
                 continue;
             };
             let w_world = w.map(|w| frame.rotation * vec_to_r(w));
             let v_world = v.map(|v| frame.rotation * vec_to_r(v));
-            for l in links {
-                let b = &mut self.sim.bodies[self.links[&l].body];
+            for h in bodies {
+                let b = &mut self.sim.bodies[h];
                 if b.is_fixed() {
                     continue;
                 }
@@ -605,11 +649,11 @@ impl World {
         Ok(())
     }
 
-    /// A model's world pose from its canonical link's body now.
-    fn model_world_now(&self, m: EntityId) -> RPose {
-        let s = &self.models[&m];
-        match s.canonical.and_then(|c| self.links.get(&c)) {
-            Some(l) => *self.sim.bodies[l.body].position() * s.canon_offset.inverse(),
+    /// A model's world pose (by slot) from its canonical link's body now.
+    fn model_world_now(&self, m: usize) -> RPose {
+        let Some(s) = self.model_slots[m].as_ref() else { return RPose::IDENTITY };
+        match s.canonical.and_then(|c| self.slot_body(c)) {
+            Some(h) => *self.sim.bodies[h].position() * s.canon_offset.inverse(),
             None => s.world,
         }
     }
@@ -617,12 +661,12 @@ impl World {
     fn apply_wrenches(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
         for (e, cmd) in ecm.each::<ExternalWorldWrenchCmd>(&[])? {
             ecm.remove::<ExternalWorldWrenchCmd>(e);
-            let Some(l) = self.links.get(&e) else { continue };
-            let b = &mut self.sim.bodies[l.body];
+            let Some(body) = self.link(e).map(|l| l.body) else { continue };
+            let b = &mut self.sim.bodies[body];
             let Wrench { force, torque } = cmd.0;
             b.add_force(vec_to_r(force), true);
             b.add_torque(vec_to_r(torque), true);
-            self.forced.push(l.body);
+            self.forced.push(body);
         }
         Ok(())
     }
@@ -673,32 +717,48 @@ impl World {
 
     /// Link and model poses of every model with a moving body, in one bulk write each.
     fn write_poses(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        let mut moved: BTreeSet<EntityId> = BTreeSet::new();
+        self.steps += 1;
+        let step = self.steps;
+        // Models with an awake body (kinematic ones moving by velocity included): nothing
+        // else moved.
+        let mut moved: Vec<usize> = Vec::new();
         for h in self.sim.islands.active_bodies() {
             let Some(b) = self.sim.bodies.get(h) else { continue };
-            if let Some(l) = self.links.get(&EntityId(b.user_data as u64)) {
-                moved.insert(l.model);
+            let Some(Some(l)) = self.link_slots.get(b.user_data as usize) else { continue };
+            if let Some(m) = self.model_slots[l.model].as_mut() {
+                if m.moved_in != step {
+                    m.moved_in = step;
+                    moved.push(l.model);
+                }
             }
         }
-        // Kinematic bodies moving by velocity are active too; nothing else moves.
-        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // Parents before their nested models (their slots come first).
+        moved.sort_unstable();
+        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) =
+            (Vec::with_capacity(moved.len()), Vec::with_capacity(moved.len()), Vec::new(), Vec::new());
         for m in moved {
             let world = self.model_world_now(m);
-            let s = self.models.get_mut(&m).expect("moved models are known");
+            let s = self.model_slots[m].as_mut().expect("moved models are alive");
             s.world = world;
-            let parent_world = s.parent.map_or(RPose::IDENTITY, |p| self.models[&p].world);
-            let s = &self.models[&m];
-            model_ids.push(m);
-            model_poses.push(pose_from_r(&parent_world.inv_mul(&world)));
-            for l in &s.links {
-                if Some(*l) == s.canonical {
+            let s = self.model_slots[m].as_ref().expect("moved models are alive");
+            let relative = match s.parent.and_then(|p| self.model(p)) {
+                Some(p) => p.world.inv_mul(&world),
+                None => world,
+            };
+            model_ids.push(s.entity);
+            model_poses.push(pose_from_r(&relative));
+            for &l in &s.links {
+                if Some(l) == s.canonical {
                     continue; // fixed in the model frame by definition
                 }
-                link_ids.push(*l);
-                link_poses.push(pose_from_r(&world.inv_mul(self.sim.bodies[self.links[l].body].position())));
+                let Some(link) = self.link_slots[l].as_ref() else { continue };
+                link_ids.push(link.entity);
+                link_poses.push(pose_from_r(&world.inv_mul(self.sim.bodies[link.body].position())));
             }
         }
-        ecm.write_many(&model_ids, &model_poses, Change::Periodic)?;
+        if !model_ids.is_empty() {
+            ecm.write_many(&model_ids, &model_poses, Change::Periodic)?;
+        }
         if !link_ids.is_empty() {
             ecm.write_many(&link_ids, &link_poses, Change::Periodic)?;
         }
@@ -720,7 +780,7 @@ impl World {
         let mut lin_acc = (Vec::new(), Vec::new());
         let mut ang_acc = (Vec::new(), Vec::new());
         for l in acc_links {
-            let Some(s) = self.links.get(&l) else { continue };
+            let Some(s) = self.link(l) else { continue };
             let b = &self.sim.bodies[s.body];
             let (v, w) = (b.velocity_at_point(b.position().translation), b.angvel());
             let (v0, w0) = self.prev_vel.insert(l, (v, w)).unwrap_or((v, w));
@@ -845,7 +905,7 @@ fn write_link_values<C: Component>(
     }
     let (mut ids, mut vals) = (Vec::new(), Vec::new());
     for l in carriers {
-        let Some(s) = w.links.get(&l) else { continue };
+        let Some(s) = w.link(l) else { continue };
         let b = &w.sim.bodies[s.body];
         if b.is_sleeping() || b.is_fixed() {
             continue;
@@ -892,6 +952,3 @@ fn mass_properties(i: &Inertial) -> Result<MassProperties, String> {
     let tensor = r * local * r.transpose();
     Ok(MassProperties::with_inertia_matrix(vec_to_r(i.pose.position), i.mass, tensor))
 }
-
-#[allow(dead_code)]
-fn _unused(_: RigidBodyType) {}
