@@ -155,6 +155,8 @@ pub struct World {
     models: BTreeMap<EntityId, usize>,
     model_slots: Vec<Option<ModelState>>,
     steps: u64,
+    /// Per model slot: the pose being written this step (the in-place write path).
+    scratch: Vec<Pose>,
     collisions: BTreeMap<EntityId, ColliderHandle>,
     joints: BTreeMap<EntityId, JointState>,
     forced: Vec<RigidBodyHandle>,
@@ -181,6 +183,7 @@ impl World {
             models: BTreeMap::new(),
             model_slots: Vec::new(),
             steps: 0,
+            scratch: Vec::new(),
             collisions: BTreeMap::new(),
             joints: BTreeMap::new(),
             forced: Vec::new(),
@@ -734,9 +737,12 @@ impl World {
         }
         // Parents before their nested models (their slots come first).
         moved.sort_unstable();
-        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) =
-            (Vec::with_capacity(moved.len()), Vec::with_capacity(moved.len()), Vec::new(), Vec::new());
-        for m in moved {
+        let dense = moved.len() * 4 >= self.models.len();
+        if dense && self.scratch.len() < self.model_slots.len() {
+            self.scratch.resize(self.model_slots.len(), Pose::IDENTITY);
+        }
+        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for &m in &moved {
             let world = self.model_world_now(m);
             let s = self.model_slots[m].as_mut().expect("moved models are alive");
             s.world = world;
@@ -745,8 +751,12 @@ impl World {
                 Some(p) => p.world.inv_mul(&world),
                 None => world,
             };
-            model_ids.push(s.entity);
-            model_poses.push(pose_from_r(&relative));
+            if dense {
+                self.scratch[m] = pose_from_r(&relative);
+            } else {
+                model_ids.push(s.entity);
+                model_poses.push(pose_from_r(&relative));
+            }
             for &l in &s.links {
                 if Some(l) == s.canonical {
                     continue; // fixed in the model frame by definition
@@ -756,7 +766,20 @@ impl World {
                 link_poses.push(pose_from_r(&world.inv_mul(self.sim.bodies[link.body].position())));
             }
         }
-        if !model_ids.is_empty() {
+        if dense {
+            // Most models moved: write them in place in one pass over the host's storage
+            // (no copies, no id lookups), walking our id-ordered model map alongside.
+            let (slots, scratch, models) = (&self.model_slots, &self.scratch, &self.models);
+            let mut known = models.iter().peekable();
+            ecm.for_each_mut::<Pose>(&[Model::ID], Change::Periodic, |id, pose| {
+                while known.next_if(|(e, _)| **e < id).is_some() {}
+                if let Some((_, &m)) = known.next_if(|(e, _)| **e == id) {
+                    if slots[m].as_ref().is_some_and(|s| s.moved_in == step) {
+                        *pose = scratch[m];
+                    }
+                }
+            })?;
+        } else if !model_ids.is_empty() {
             ecm.write_many(&model_ids, &model_poses, Change::Periodic)?;
         }
         if !link_ids.is_empty() {
