@@ -8,7 +8,7 @@ use plugin_api::components::{
     ContactSensorData, ExternalWorldWrenchCmd, Geometry, Gravity, GravityEnabled, Inertial, Joint,
     JointAxis, JointAxis2, JointForceCmd, JointPosition, JointPositionReset, JointTransmittedWrench,
     JointType, JointVelocity, JointVelocityCmd, Kinematic, LinearVelocity, LinearVelocityCmd, Link, Model,
-    Name, ParentLinkName, Static, Surface, WatchContacts, WorldAngularAcceleration, WorldAngularVelocity,
+    Name, ParentLinkName, SelfCollide, Static, Surface, WatchContacts, WorldAngularAcceleration, WorldAngularVelocity,
     WorldLinearAcceleration, WorldLinearVelocity, WorldPoseCmd, Wrench,
 };
 use plugin_api::math::{Pose, Vec3};
@@ -25,7 +25,8 @@ use rapier3d_f64::geometry::{
 use rapier3d_f64::dynamics::CoefficientCombineRule;
 use rapier3d_f64::math::{Matrix, Pose as RPose, Rotation, Vector};
 use rapier3d_f64::parry::mass_properties::MassProperties;
-use rapier3d_f64::pipeline::PhysicsPipeline;
+use rapier3d_f64::pipeline::{ActiveHooks, PairFilterContext, PhysicsHooks, PhysicsPipeline};
+use rapier3d_f64::geometry::SolverFlags;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The rapier sets and pipeline.
@@ -77,7 +78,7 @@ impl Sim {
             &mut self.multibody,
             &mut self.soft,
             &mut self.ccd,
-            &(),
+            &SelfCollideFilter,
             &(),
         );
     }
@@ -405,10 +406,19 @@ impl World {
     }
 
     fn add_collision(&mut self, ecm: &Ecm<'_>, c: EntityId) -> Result<(), Error> {
-        let Some(link) = ecm.parent(c).and_then(|p| self.link(p)) else {
+        let Some(link_entity) = ecm.parent(c) else { return Ok(()) };
+        let Some(link) = self.link(link_entity) else {
             return Ok(());
         };
         let body = link.body;
+        // Links of one model do not collide with each other unless it self-collides.
+        let model = self.model_slots[link.model].as_ref();
+        let multi_link = model.is_some_and(|m| m.links.len() > 1);
+        let self_collide = ecm
+            .get::<SelfCollide>(link_entity)
+            .or_else(|| model.and_then(|m| ecm.get::<SelfCollide>(m.entity)))
+            .is_some_and(|s| s.0);
+        let group = if multi_link && !self_collide { link.model as u128 + 1 } else { 0 };
         let what = format!("{}::{}", link.name, ecm.get::<Name>(c).map(|n| n.0).unwrap_or_default());
         let geometry = ecm.get::<Geometry>(c).unwrap_or_default();
         let fixed = self.sim.bodies.get(body).is_some_and(|b| b.is_fixed());
@@ -426,7 +436,8 @@ impl World {
             .restitution(surface.restitution.max(0.0))
             .restitution_combine_rule(CoefficientCombineRule::Multiply)
             .collision_groups(InteractionGroups::new(mask, mask, InteractionTestMode::And))
-            .user_data(c.0 as u128)
+            .user_data(c.0 as u128 | group << 64)
+            .active_hooks(if group != 0 { ActiveHooks::FILTER_CONTACT_PAIRS } else { ActiveHooks::empty() })
             .build();
         let h = self.sim.colliders.insert_with_parent(collider, body, &mut self.sim.bodies);
         self.collisions.insert(c, h);
@@ -881,7 +892,7 @@ impl World {
                     continue;
                 };
                 let mine_first = pair.collider1 == h;
-                let other = EntityId(if mine_first { c2.user_data } else { c1.user_data } as u64);
+                let other = EntityId(if mine_first { c2.user_data } else { c1.user_data } as u64); // low 64 bits
                 let mut contact = Contact { collision1: c, collision2: other, ..Default::default() };
                 let dt = self.sim.params.dt;
                 for m in pair.manifolds() {
@@ -939,6 +950,24 @@ fn write_link_values<C: Component>(
     }
     ecm.write_many(&ids, &vals, Change::Periodic)?;
     Ok(())
+}
+
+/// Keeps the links of a model from colliding with each other unless it self-collides
+/// (SDFormat's default is not to). A collider's `user_data` holds its collision entity in
+/// the low 64 bits and, for links that do not self-collide, their model slot + 1 in the
+/// high ones; only such colliders ask for this filter, so others cost nothing.
+struct SelfCollideFilter;
+
+impl PhysicsHooks for SelfCollideFilter {
+    fn filter_contact_pair(&self, ctx: &PairFilterContext) -> Option<SolverFlags> {
+        let group = |h| ctx.colliders.get(h).map_or(0, |c| (c.user_data >> 64) as u64);
+        let (a, b) = (group(ctx.collider1), group(ctx.collider2));
+        if a != 0 && a == b {
+            None
+        } else {
+            Some(SolverFlags::COMPUTE_RIGID_IMPULSES)
+        }
+    }
 }
 
 /// The SDF's passive dynamics of one joint axis: viscous damping and a spring, as a
