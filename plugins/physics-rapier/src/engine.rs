@@ -130,6 +130,8 @@ struct JointState {
     /// Joint frames (x along the first axis) in the parent and child body frames.
     frame1: RPose,
     frame2: RPose,
+    /// The rotation from the SDF joint frame to `frame2` (x along the first axis).
+    axis_rot: Rotation,
     /// The damping/spring motors the SDF asked for, per free axis, to restore when a velocity
     /// command ends.
     axes: Vec<(RAxis, AxisData)>,
@@ -554,6 +556,7 @@ impl World {
                 child: child_body,
                 frame1,
                 frame2,
+                axis_rot: frame_rot,
                 axes: axis_list,
                 commanded: false,
                 written_idle: false,
@@ -869,8 +872,15 @@ impl World {
             ecm.set(e, &JointVelocity(vel), Change::Periodic)?;
             if ecm.has::<JointTransmittedWrench>(e) {
                 if let Some(j) = self.sim.joints.get(s.handle) {
+                    // Rapier keeps the last substep's constraint impulses, along frame 1's
+                    // axes, as applied to the parent; the wrench on the child over a substep
+                    // is their negation, expressed here in the SDF joint frame.
+                    let h = dt / self.sim.params.num_solver_iterations.max(1) as f64;
                     let i = j.impulses;
-                    let w = Wrench { force: Vec3::new(i[0], i[1], i[2]).scale(1.0 / dt), torque: Vec3::new(i[3], i[4], i[5]).scale(1.0 / dt) };
+                    let to_joint = (f2.rotation * s.axis_rot.inverse()).inverse() * f1.rotation;
+                    let force = to_joint * Vector::new(i[0], i[1], i[2]) * (-1.0 / h);
+                    let torque = to_joint * Vector::new(i[3], i[4], i[5]) * (-1.0 / h);
+                    let w = Wrench { force: vec_from_r(force), torque: vec_from_r(torque) };
                     ecm.set(e, &JointTransmittedWrench(w), Change::Periodic)?;
                 }
             }
