@@ -370,19 +370,20 @@ pub(crate) fn bench(quick: bool) -> Result<(), String> {
     let (pile_n, p) = if quick {
         (100, Phases { fall: 200, settle: 300, settled: 200, block: 20 })
     } else {
-        (1000, Phases { fall: 500, settle: 2500, settled: 1000, block: 25 })
+        (1000, Phases { fall: 500, settle: 1500, settled: 500, block: 25 })
     };
     bench_scene("box pile", pile_world(pile_n, false), false, &p, Some(1.15), &["fall", "settled"])?;
     if quick {
         println!("   3k_shapes.sdf and MuJoCo: full run only (`cargo run -p troupe-bench -- --only physics`).");
         return Ok(());
     }
-    let p3 = Phases { fall: 300, settle: 700, settled: 1000, block: 25 };
+    let p3 = Phases { fall: 300, settle: 200, settled: 500, block: 25 };
     match world_3k(false)? {
         None => println!("   3k_shapes.sdf skipped: TROUPE_GZ_WORLDS is not set"),
         Some(text) => {
             bench_scene("3k_shapes.sdf", text, false, &p3, Some(1.15), &["fall", "settled"])?;
-            let asleep = Phases { fall: 300, settle: 2700, settled: 1000, block: 25 };
+            // Rapier puts a body to sleep after 2 s at rest: settled from 2.3 s on.
+            let asleep = Phases { fall: 300, settle: 2000, settled: 500, block: 25 };
             let text = world_3k(true)?.ok_or("TROUPE_GZ_WORLDS vanished")?;
             bench_scene("3k_shapes.sdf", text, true, &asleep, None, &[])?;
         }
