@@ -1,7 +1,7 @@
 //! World text builders and readers shared by the physics tests.
 
 use plugin_api::components::Name;
-use plugin_api::math::{Pose, Vec3};
+use plugin_api::math::Pose;
 use plugin_api::{Component, EcmRead, EntityId, Which};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -144,9 +144,4 @@ pub fn gz_worlds_dir() -> Option<PathBuf> {
         eprintln!("skipped: TROUPE_GZ_WORLDS={} is not a directory", given.display());
         None
     }
-}
-
-/// Length of a vector.
-pub fn len(v: Vec3) -> f64 {
-    v.length()
 }
