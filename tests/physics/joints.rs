@@ -246,3 +246,40 @@ fn joint_force_commands_accelerate_by_torque_over_inertia_and_resets_set_the_ang
     let v = f.ecm().get::<JointVelocity>(axle).unwrap().0[0];
     assert!(v.abs() < 1e-9, "a reset leaves the joint at rest, not {v}");
 }
+
+/// A bob hanging from the world on a `kind` joint with axes x and y, twisted about the
+/// vertical by 0.01 N m for 0.5 s: answers its yaw. A ball joint lets it turn (α = τ/I);
+/// a universal joint (and revolute2, its SDF twin here) locks the twist.
+fn twist_under(kind: &str) -> f64 {
+    use plugin_api::components::{ExternalWorldWrenchCmd, Wrench};
+    let sdf = world(&format!(
+        r#"<model name="hang"><link name="bob"><pose>0 0 1 0 0 0</pose>{}
+  <collision name="col"><geometry><sphere><radius>0.05</radius></sphere></geometry></collision></link>
+  <joint name="j" type="{kind}"><parent>world</parent><child>bob</child><pose>0 0 1 0 0 0</pose>
+    <axis><xyz>1 0 0</xyz></axis><axis2><xyz>0 1 0</xyz></axis2></joint></model>"#,
+        inertial(1.0, [0.01, 0.01, 0.01])
+    ));
+    let mut f = TestFixture::from_sdf(&sdf)
+        .unwrap()
+        .on_pre_update(|_, ecm| {
+            let bob = ecm.entity_by_name("bob").unwrap();
+            let w = Wrench { force: Vec3::ZERO, torque: Vec3::new(0.0, 0.0, 0.01) };
+            ecm.set(bob, &ExternalWorldWrenchCmd(w), Change::OneTime)?;
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(500).unwrap();
+    pose(&f, "hang").rotation.to_rpy()[2]
+}
+
+#[test]
+fn a_universal_joint_locks_the_twist_a_ball_joint_lets_through() {
+    // Ball: yaw = ½ (τ/I) t² = ½ · 1 · 0.25 = 0.125 rad.
+    let ball = twist_under("ball");
+    assert!((ball - 0.125).abs() < 2e-3, "ball joint yaw {ball}, expected 0.125");
+    for kind in ["universal", "revolute2"] {
+        let yaw = twist_under(kind);
+        assert!(yaw.abs() < 1e-3, "{kind} joint let the bob twist by {yaw} rad");
+    }
+}
