@@ -71,3 +71,36 @@ fn the_same_world_gives_bit_identical_poses_run_to_run() {
     // The pile did something: the top layer came down.
     assert!(a[26].position.z < 1.2, "{:?}", a[26]);
 }
+
+/// Velocity and acceleration components, on a link that carries them, for a body thrown
+/// sideways: world and link-frame velocities agree with v0 - g t, the acceleration is g.
+#[test]
+fn links_carrying_velocity_and_acceleration_components_get_them_written() {
+    use plugin_api::components::{LinearVelocity, WorldLinearAcceleration, WorldLinearVelocity};
+    use plugin_api::math::Vec3;
+    use plugin_api::{Change, EcmRead};
+    // The model is turned 90° about z, so the link's x axis is the world's y.
+    let sdf = world(&sphere("ball", "0 0 100 0 0 1.5707963267948966", 0.1, 1.0, ""));
+    let mut f = troupe::fixture::TestFixture::from_sdf(&sdf)
+        .unwrap()
+        .on_configure(|ctx| {
+            let link = ctx.ecm.child_by_name(ctx.ecm.entity_by_name("ball").unwrap(), "link").unwrap();
+            ctx.ecm.set(link, &WorldLinearVelocity(Vec3::new(0.0, 2.0, 0.0)), Change::OneTime)?;
+            ctx.ecm.set(link, &LinearVelocity(Vec3::ZERO), Change::OneTime)?;
+            ctx.ecm.set(link, &WorldLinearAcceleration(Vec3::ZERO), Change::OneTime)?;
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(500).unwrap();
+    let link = id(&f, "link");
+    let ecm = f.ecm();
+    let v = ecm.get::<WorldLinearVelocity>(link).unwrap().0;
+    let local = ecm.get::<LinearVelocity>(link).unwrap().0;
+    let a = ecm.get::<WorldLinearAcceleration>(link).unwrap().0;
+    assert!(v.x.abs() < 1e-12 && (v.y - 2.0).abs() < 1e-12 && (v.z + G * 0.5).abs() < 1e-9, "world velocity {v:?}");
+    assert!((local.x - 2.0).abs() < 1e-9 && local.y.abs() < 1e-9 && (local.z + G * 0.5).abs() < 1e-9, "link-frame velocity {local:?}");
+    assert!(a.x.abs() < 1e-9 && a.y.abs() < 1e-9 && (a.z + G).abs() < 1e-9, "acceleration {a:?}");
+    // It started from the velocity its component gave: 1 m sideways in 0.5 s.
+    assert!((pose(&f, "ball").position.y - 1.0).abs() < 1e-9);
+}
