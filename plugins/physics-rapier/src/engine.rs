@@ -936,8 +936,9 @@ impl World {
     }
 }
 
-/// Writes component `C` of every link carrying it whose body moved, from the body's world
-/// pose, the velocity of the link origin and the angular velocity.
+/// Writes component `C` of every link carrying it, from the body's world pose, the velocity
+/// of the link origin and the angular velocity. Sleeping bodies too (their velocities are
+/// zero, and the host flags only values that changed): the cost is per link that asked.
 fn write_link_values<C: Component>(
     w: &World,
     ecm: &mut Ecm<'_>,
@@ -951,7 +952,7 @@ fn write_link_values<C: Component>(
     for l in carriers {
         let Some(s) = w.link(l) else { continue };
         let b = &w.sim.bodies[s.body];
-        if b.is_sleeping() || b.is_fixed() {
+        if b.is_fixed() {
             continue;
         }
         let x = b.position();
