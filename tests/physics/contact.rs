@@ -150,3 +150,49 @@ fn links_of_one_model_collide_only_when_it_self_collides() {
     assert!(apart > 0.35, "self-colliding links still overlap: b at {apart} from a");
     assert!((overlapping - 0.2).abs() < 1e-9, "links of a non-self-colliding model pushed each other: {overlapping}");
 }
+
+/// Every primitive, dropped upright onto a plane, comes to rest at its half-height along z:
+/// SDF's cylinders and capsules lie along z, an ellipsoid rests on its pole.
+#[test]
+fn each_primitive_rests_at_its_half_height() {
+    let shapes = [
+        ("box", "<box><size>0.3 0.4 0.6</size></box>", 0.3),
+        ("sphere", "<sphere><radius>0.2</radius></sphere>", 0.2),
+        ("cylinder", "<cylinder><radius>0.2</radius><length>0.8</length></cylinder>", 0.4),
+        ("capsule", "<capsule><radius>0.1</radius><length>0.5</length></capsule>", 0.35),
+        ("ellipsoid", "<ellipsoid><radii>0.3 0.2 0.15</radii></ellipsoid>", 0.15),
+    ];
+    let mut body = ground("");
+    for (i, (name, geometry, _)) in shapes.iter().enumerate() {
+        body += &format!(
+            r#"<model name="{name}"><pose>{} 0 1 0 0 0</pose><link name="link">{}
+  <collision name="col"><geometry>{geometry}</geometry></collision></link></model>"#,
+            i as f64 * 2.0,
+            inertial(1.0, [0.01, 0.01, 0.01])
+        );
+    }
+    let mut f = load(&world(&body));
+    f.run(2500).unwrap();
+    for (name, _, half) in shapes {
+        let p = pose(&f, name);
+        assert!((p.position.z - half).abs() < 2e-3, "{name} rests at z {} instead of {half}", p.position.z);
+        let tilt = p.rotation.rotate(plugin_api::math::Vec3::new(0.0, 0.0, 1.0)).z;
+        assert!(tilt > 0.999, "{name} fell over: {p:?}");
+    }
+}
+
+/// Two collisions touch only if their `<collide_bitmask>`s share a bit.
+#[test]
+fn collide_bitmasks_without_a_common_bit_pass_through() {
+    let mask = |m: &str| format!("<surface><contact><collide_bitmask>{m}</collide_bitmask></contact></surface>");
+    let z_after = |ball_mask: &str| {
+        let body = ground(&mask("0x02")) + &sphere("ball", "0 0 1 0 0 0", 0.1, 1.0, &mask(ball_mask));
+        let mut f = load(&world(&body));
+        f.run(1000).unwrap();
+        pose(&f, "ball").position.z
+    };
+    let shared = z_after("0x03");
+    assert!((shared - 0.1).abs() < 2e-3, "masks sharing bit 0x02 should collide: z {shared}");
+    let apart = z_after("0x01");
+    assert!(apart < -1.0, "masks 0x01 and 0x02 share no bit, yet the ball stopped at {apart}");
+}
