@@ -104,3 +104,16 @@ fn links_carrying_velocity_and_acceleration_components_get_them_written() {
     // It started from the velocity its component gave: 1 m sideways in 0.5 s.
     assert!((pose(&f, "ball").position.y - 1.0).abs() < 1e-9);
 }
+
+/// The world's `<max_step_size>` is the step: with 2 ms steps, 500 steps are 1 s of fall,
+/// on the integrator's solution for that step.
+#[test]
+fn the_worlds_max_step_size_sets_the_step() {
+    let sdf = world_with(0.002, "", &sphere("ball", "0 0 100 0 0 0", 0.1, 1.0, ""));
+    let mut f = load(&sdf);
+    f.run(500).unwrap();
+    let z = pose(&f, "ball").position.z;
+    let expect = discrete_fall(100.0, 0.002, 4, 500);
+    assert!((z - expect).abs() < 1e-5, "z {z} vs {expect}");
+    assert!((f.runner().clock.info().sim_time() - 1.0).abs() < 1e-12);
+}

@@ -283,3 +283,58 @@ fn a_universal_joint_locks_the_twist_a_ball_joint_lets_through() {
         assert!(yaw.abs() < 1e-3, "{kind} joint let the bob twist by {yaw} rad");
     }
 }
+
+/// A disc spinning on an axle with viscous `<damping>` c slows as ω0 e^(-c t / I).
+#[test]
+fn joint_damping_slows_a_spinning_disc_exponentially() {
+    let sdf = world(&format!(
+        r#"<model name="wheel"><link name="disc"><pose>0 0 1 0 0 0</pose>{}
+  <collision name="col"><geometry><cylinder><radius>0.3</radius><length>0.05</length></cylinder></geometry></collision></link>
+  <joint name="axle" type="revolute"><parent>world</parent><child>disc</child>
+    <axis><xyz>0 0 1</xyz><dynamics><damping>0.045</damping></dynamics></axis></joint></model>"#,
+        inertial(1.0, [0.02, 0.02, 0.045])
+    ));
+    let mut f = TestFixture::from_sdf(&sdf)
+        .unwrap()
+        .on_configure(|ctx| {
+            let disc = ctx.ecm.entity_by_name("disc").unwrap();
+            ctx.ecm.set(disc, &WorldAngularVelocity(Vec3::new(0.0, 0.0, 3.0)), Change::OneTime)?;
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(1000).unwrap();
+    let w = f.ecm().get::<JointVelocity>(id(&f, "axle")).unwrap().0[0];
+    let analytic = 3.0 * (-1.0f64).exp(); // c / I = 1 per second
+    eprintln!("damped disc: {w:.5} rad/s after 1 s, analytic {analytic:.5}");
+    assert!((w - analytic).abs() < 0.01 * analytic, "ω {w} vs {analytic}");
+}
+
+/// A fixed joint to the world holds a link up against gravity; one between two links makes
+/// them fall as one body.
+#[test]
+fn fixed_joints_hold_links_together_and_to_the_world() {
+    let box_link = |name: &str, pose: &str| {
+        format!(
+            r#"<link name="{name}"><pose>{pose}</pose>{}<collision name="col"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision></link>"#,
+            inertial(1.0, [0.01, 0.01, 0.01])
+        )
+    };
+    let sdf = world(&format!(
+        r#"<model name="hung">{}<joint name="weld" type="fixed"><parent>world</parent><child>a</child></joint></model>
+<model name="pair">{}{}<joint name="glue" type="fixed"><parent>p</parent><child>q</child></joint></model>"#,
+        box_link("a", "0 0 2 0 0 0"),
+        box_link("p", "5 0 10 0 0 0"),
+        box_link("q", "5.3 0 10 0 0.5 0")
+    ));
+    let mut f = load(&sdf);
+    f.run(1000).unwrap();
+    let hung = pose(&f, "hung").position;
+    assert!(hung.x.abs() < 1e-6 && hung.z.abs() < 1e-3, "the welded link sagged: model at {hung:?}");
+    // The pair fell 4.9 m together: q stays where it was in the model frame (p's).
+    let pair = pose(&f, "pair").position;
+    assert!((pair.z - (0.0 - G / 2.0)).abs() < 3e-3, "pair model at {pair:?}");
+    let q = pose(&f, "q");
+    assert!((q.position.x - 5.3).abs() < 1e-3 && (q.position.z - 10.0).abs() < 1e-3, "q moved against p: {q:?}");
+    assert!((q.rotation.to_rpy()[1] - 0.5).abs() < 1e-3, "q turned against p: {q:?}");
+}
