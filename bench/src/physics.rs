@@ -322,7 +322,8 @@ fn report(phase: &str, steps: u64, t: Timed, goal: Option<f64>) {
     );
 }
 
-fn bench_scene(label: &'static str, text: String, sleep: bool, p: &Phases, goal: Option<f64>, phases: &[&str]) -> Result<(), String> {
+/// Runs one scene's phases and reports them; answers Troupe's settled ms per step.
+fn bench_scene(label: &'static str, text: String, sleep: bool, p: &Phases, goal: Option<f64>, phases: &[&str]) -> Result<f64, String> {
     let t = Instant::now();
     let mut scene = load(label, text, sleep)?;
     println!(
@@ -347,6 +348,7 @@ fn bench_scene(label: &'static str, text: String, sleep: bool, p: &Phases, goal:
     }
     run_both(&mut scene, p.settle, p.block)?;
     let settled = run_both(&mut scene, p.settled, p.block)?;
+    let ours_settled = ms(settled.ours, p.settled);
     report("settled", p.settled, settled, goal);
     let [ours, bare] = summaries(&mut scene)?;
     println!(
@@ -359,7 +361,7 @@ fn bench_scene(label: &'static str, text: String, sleep: bool, p: &Phases, goal:
         bare.1,
         bare.2
     );
-    Ok(())
+    Ok(ours_settled)
 }
 
 pub(crate) fn bench(quick: bool) -> Result<(), String> {
@@ -372,28 +374,32 @@ pub(crate) fn bench(quick: bool) -> Result<(), String> {
     } else {
         (1000, Phases { fall: 500, settle: 1500, settled: 500, block: 25 })
     };
-    bench_scene("box pile", pile_world(pile_n, false), false, &p, Some(1.15), &["fall", "settled"])?;
+    let pile_ms = bench_scene("box pile", pile_world(pile_n, false), false, &p, Some(1.15), &["fall", "settled"])?;
     if quick {
         println!("   3k_shapes.sdf and MuJoCo: full run only (`cargo run -p troupe-bench -- --only physics`).");
         return Ok(());
     }
+    // Rapier's defaults sleep: the pile with sleeping on, for the MuJoCo comparison.
+    let pile_asleep_ms = bench_scene("box pile", pile_world(pile_n, true), true, &p, None, &[])?;
     let p3 = Phases { fall: 300, settle: 200, settled: 500, block: 25 };
+    // Rapier puts a body to sleep after 2 s at rest: settled from 2.3 s on.
+    let asleep = Phases { fall: 300, settle: 2000, settled: 500, block: 25 };
+    let mut asleep_ms = None;
     match world_3k(false)? {
         None => println!("   3k_shapes.sdf skipped: TROUPE_GZ_WORLDS is not set"),
         Some(text) => {
             bench_scene("3k_shapes.sdf", text, false, &p3, Some(1.15), &["fall", "settled"])?;
-            // Rapier puts a body to sleep after 2 s at rest: settled from 2.3 s on.
-            let asleep = Phases { fall: 300, settle: 2000, settled: 500, block: 25 };
             let text = world_3k(true)?.ok_or("TROUPE_GZ_WORLDS vanished")?;
-            bench_scene("3k_shapes.sdf", text, true, &asleep, None, &[])?;
+            asleep_ms = Some(bench_scene("3k_shapes.sdf", text, true, &asleep, None, &[])?);
         }
     }
-    mujoco(pile_n)
+    mujoco(pile_n, &p, [pile_ms, pile_asleep_ms], &asleep, asleep_ms)
 }
 
 /// MuJoCo on the same scenes through `../shared/bench/mujoco_boxes.py`, where it is
-/// importable (never in CI).
-fn mujoco(pile_n: usize) -> Result<(), String> {
+/// importable (never in CI): the pile with MuJoCo's defaults, the 3k world with `--sleep`,
+/// each with its settled phase over the same steps as Troupe's above.
+fn mujoco(pile_n: usize, pile: &Phases, pile_ms: [f64; 2], asleep: &Phases, asleep_ms: Option<f64>) -> Result<(), String> {
     if std::env::var_os("CI").is_some() {
         println!("   MuJoCo comparison skipped: CI");
         return Ok(());
@@ -412,11 +418,42 @@ fn mujoco(pile_n: usize) -> Result<(), String> {
         return Ok(());
     }
     let n = pile_n.to_string();
-    for args in [vec!["--scene", "pile", "--n", n.as_str()], vec!["--scene", "3k", "--sleep"]] {
-        println!("   MuJoCo (defaults: Newton, 100 iterations), mujoco_boxes.py {}:", args.join(" "));
+    let (pf, ps) = ((pile.fall + pile.settle + 1).to_string(), pile.settled.to_string());
+    let (af, as_) = ((asleep.fall + asleep.settle + 1).to_string(), asleep.settled.to_string());
+    let runs: [(&str, Vec<&str>, Vec<(&str, f64)>); 2] = [
+        (
+            "box pile with MuJoCo's defaults (no sleeping)",
+            vec!["--scene", "pile", "--n", &n, "--fall-steps", &pf, "--steps", &ps],
+            vec![("Troupe, rapier's defaults (sleeping on)", pile_ms[1]), ("Troupe, sleeping off", pile_ms[0])],
+        ),
+        (
+            "3k world with MuJoCo --sleep",
+            vec!["--scene", "3k", "--sleep", "--fall-steps", &af, "--steps", &as_],
+            asleep_ms.map(|ms| vec![("Troupe, sleeping on", ms)]).unwrap_or_default(),
+        ),
+    ];
+    for (what, args, ours) in runs {
+        println!("   MuJoCo (Newton, 100 iterations), {what}: mujoco_boxes.py {}", args.join(" "));
         let out = std::process::Command::new("python3").arg(&script).args(&args).output().map_err(|e| e.to_string())?;
-        for line in String::from_utf8_lossy(&out.stdout).lines().chain(String::from_utf8_lossy(&out.stderr).lines()) {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for line in stdout.lines().chain(String::from_utf8_lossy(&out.stderr).lines()) {
             println!("     {line}");
+        }
+        let settled_us = stdout
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("settled=").and_then(|v| v.strip_suffix("us/step")))
+            .and_then(|v| v.parse::<f64>().ok());
+        let Some(us) = settled_us else {
+            println!("     (no settled figure to compare)");
+            continue;
+        };
+        for (who, ms) in ours {
+            let ratio = ms * 1e3 / us;
+            println!(
+                "     settled, same steps: {who} {ms:.4} ms/step, MuJoCo {:.4} ms/step: ratio {ratio:.2}x (goal <= 0.5x: {}; MuJoCo timed alone, not interleaved)",
+                us / 1e3,
+                super::verdict(ratio, 0.5)
+            );
         }
     }
     Ok(())
