@@ -269,12 +269,14 @@ impl World {
                 }
                 removed = true;
             }
-            for m in ecm.removed_entities_with(&[Model::ID]) {
-                if let Some(slot) = self.models.remove(&m) {
-                    self.model_slots[slot] = None;
-                }
-            }
             if removed {
+                // Models exist here for their links: drop those being removed with them.
+                let gone: Vec<EntityId> = self.models.keys().copied().filter(|m| ecm.is_marked_for_removal(*m)).collect();
+                for m in gone {
+                    if let Some(slot) = self.models.remove(&m) {
+                        self.model_slots[slot] = None;
+                    }
+                }
                 // Removing a body removed its colliders and joints with it.
                 let colliders = &self.sim.colliders;
                 self.collisions.retain(|_, h| colliders.contains(*h));
@@ -291,11 +293,6 @@ impl World {
         };
         let started = self.started;
         self.started = true;
-        for m in which(ecm, Model::ID, started) {
-            if !ecm.is_marked_for_removal(m) {
-                self.add_model(ecm, m);
-            }
-        }
         for l in which(ecm, Link::ID, started) {
             if !ecm.is_marked_for_removal(l) {
                 self.add_link(ecm, l)?;
@@ -328,6 +325,23 @@ impl World {
         parts.join("::")
     }
 
+    /// The slot of model `m`, created (with its parent models first) when its first link
+    /// arrives: models matter to physics only through their links, so no per-step query
+    /// looks for new models. `None` if `m` is not a model.
+    fn ensure_model(&mut self, ecm: &Ecm<'_>, m: EntityId) -> Option<usize> {
+        if let Some(&slot) = self.models.get(&m) {
+            return Some(slot);
+        }
+        if !ecm.has::<Model>(m) {
+            return None;
+        }
+        if let Some(p) = ecm.parent(m) {
+            self.ensure_model(ecm, p);
+        }
+        self.add_model(ecm, m);
+        self.models.get(&m).copied()
+    }
+
     fn add_model(&mut self, ecm: &Ecm<'_>, m: EntityId) {
         let pose = pose_to_r(&ecm.get::<Pose>(m).unwrap_or(Pose::IDENTITY));
         let parent = ecm.parent(m).filter(|p| self.models.contains_key(p));
@@ -350,7 +364,7 @@ impl World {
     }
 
     fn add_link(&mut self, ecm: &Ecm<'_>, l: EntityId) -> Result<(), Error> {
-        let Some((model_id, model_slot)) = ecm.parent(l).and_then(|p| self.models.get(&p).map(|&s| (p, s))) else {
+        let Some((model_id, model_slot)) = ecm.parent(l).and_then(|p| self.ensure_model(ecm, p).map(|s| (p, s))) else {
             return Ok(()); // a link outside any model: nothing to simulate it in
         };
         let local = pose_to_r(&ecm.get::<Pose>(l).unwrap_or(Pose::IDENTITY));
