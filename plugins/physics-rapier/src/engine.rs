@@ -139,6 +139,19 @@ struct JointState {
     written_idle: bool,
 }
 
+/// A collision read from the ECM, waiting for its shape.
+struct NewCollision {
+    entity: EntityId,
+    body: RigidBodyHandle,
+    /// Self-collision filter group (0: none).
+    group: u128,
+    /// Scoped name, for errors.
+    what: String,
+    geometry: Geometry,
+    pose: RPose,
+    surface: Surface,
+}
+
 /// What physics does, configured from the plugin XML.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -298,10 +311,19 @@ impl World {
                 self.add_link(ecm, l)?;
             }
         }
+        // Read every new collision first, then build the shapes in one run, as a bare
+        // rapier program would: shapes are separate heap objects the narrow phase visits
+        // every step, and built between the reads' temporaries they would lie scattered.
+        // (Rapier's pair updates on the 3k world ran 3-10 % slower in the plugin than in
+        // the bench's bare copy; in a row the gap was within the machine's noise, 3-6 %.)
+        let mut pending = Vec::new();
         for c in which(ecm, Collision::ID, started) {
             if !ecm.is_marked_for_removal(c) {
-                self.add_collision(ecm, c)?;
+                pending.extend(self.read_collision(ecm, c));
             }
+        }
+        for p in pending {
+            self.add_collision(p)?;
         }
         for j in which(ecm, Joint::ID, started) {
             if !ecm.is_marked_for_removal(j) {
@@ -421,12 +443,10 @@ impl World {
         Ok(())
     }
 
-    fn add_collision(&mut self, ecm: &Ecm<'_>, c: EntityId) -> Result<(), Error> {
-        let Some(link_entity) = ecm.parent(c) else { return Ok(()) };
-        let Some(link) = self.link(link_entity) else {
-            return Ok(());
-        };
-        let body = link.body;
+    /// What a new collision needs from the ECM (`None`: not on a simulated link).
+    fn read_collision(&self, ecm: &Ecm<'_>, c: EntityId) -> Option<NewCollision> {
+        let link_entity = ecm.parent(c)?;
+        let link = self.link(link_entity)?;
         // Links of one model do not collide with each other unless it self-collides.
         let model = self.model_slots[link.model].as_ref();
         let multi_link = model.is_some_and(|m| m.links.len() > 1);
@@ -434,29 +454,37 @@ impl World {
             .get::<SelfCollide>(link_entity)
             .or_else(|| model.and_then(|m| ecm.get::<SelfCollide>(m.entity)))
             .is_some_and(|s| s.0);
-        let group = if multi_link && !self_collide { link.model as u128 + 1 } else { 0 };
-        let what = format!("{}::{}", link.name, ecm.get::<Name>(c).map(|n| n.0).unwrap_or_default());
-        let geometry = ecm.get::<Geometry>(c).unwrap_or_default();
-        let fixed = self.sim.bodies.get(body).is_some_and(|b| b.is_fixed());
-        let Some(shape) = shapes::build(&geometry, fixed, &what).map_err(err)? else {
+        Some(NewCollision {
+            entity: c,
+            body: link.body,
+            group: if multi_link && !self_collide { link.model as u128 + 1 } else { 0 },
+            what: format!("{}::{}", link.name, ecm.get::<Name>(c).map(|n| n.0).unwrap_or_default()),
+            geometry: ecm.get::<Geometry>(c).unwrap_or_default(),
+            pose: pose_to_r(&ecm.get::<Pose>(c).unwrap_or(Pose::IDENTITY)),
+            surface: ecm.get::<Surface>(c).unwrap_or_default(),
+        })
+    }
+
+    fn add_collision(&mut self, n: NewCollision) -> Result<(), Error> {
+        let fixed = self.sim.bodies.get(n.body).is_some_and(|b| b.is_fixed());
+        let Some(shape) = shapes::build(&n.geometry, fixed, &n.what).map_err(err)? else {
             return Ok(());
         };
-        let pose = pose_to_r(&ecm.get::<Pose>(c).unwrap_or(Pose::IDENTITY)) * shape.local;
-        let surface = ecm.get::<Surface>(c).unwrap_or_default();
+        let surface = n.surface;
         let mask = Group::from_bits_truncate(surface.collide_bitmask);
         let collider = ColliderBuilder::new(shape.shape)
-            .position(pose)
+            .position(n.pose * shape.local)
             .density(0.0)
             .friction(surface.mu.max(0.0))
             .friction_combine_rule(CoefficientCombineRule::Min)
             .restitution(surface.restitution.max(0.0))
             .restitution_combine_rule(CoefficientCombineRule::Multiply)
             .collision_groups(InteractionGroups::new(mask, mask, InteractionTestMode::And))
-            .user_data(c.0 as u128 | group << 64)
-            .active_hooks(if group != 0 { ActiveHooks::FILTER_CONTACT_PAIRS } else { ActiveHooks::empty() })
+            .user_data(n.entity.0 as u128 | n.group << 64)
+            .active_hooks(if n.group != 0 { ActiveHooks::FILTER_CONTACT_PAIRS } else { ActiveHooks::empty() })
             .build();
-        let h = self.sim.colliders.insert_with_parent(collider, body, &mut self.sim.bodies);
-        self.collisions.insert(c, h);
+        let h = self.sim.colliders.insert_with_parent(collider, n.body, &mut self.sim.bodies);
+        self.collisions.insert(n.entity, h);
         Ok(())
     }
 
