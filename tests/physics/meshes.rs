@@ -98,3 +98,38 @@ fn non_positive_sizes_are_errors_naming_the_collision() {
     let e = run_error(sphere("dot", "0 0 1 0 0 0", -0.5, 1.0, ""));
     assert!(e.contains("dot::link::col") && e.contains("sphere radius"), "{e}");
 }
+
+#[test]
+fn a_non_physical_inertia_or_mass_is_an_error_naming_the_link() {
+    let with_inertial = |inertial: &str| {
+        format!(
+            r#"<model name="odd"><pose>0 0 1 0 0 0</pose><link name="link">{inertial}
+  <collision name="col"><geometry><sphere><radius>0.1</radius></sphere></geometry></collision></link></model>"#
+        )
+    };
+    let e = run_error(with_inertial(&inertial(1.0, [1.0, -1.0, 1.0])));
+    assert!(e.contains("link odd::link") && e.contains("negative principal moment"), "{e}");
+    let e = run_error(with_inertial(&inertial(0.0, [1.0, 1.0, 1.0])));
+    assert!(e.contains("link odd::link") && e.contains("<mass> must be positive"), "{e}");
+}
+
+#[test]
+fn a_non_finite_command_is_an_error_naming_it_and_the_entity() {
+    use plugin_api::components::WorldPoseCmd;
+    use plugin_api::math::Pose;
+    use plugin_api::{Change, EcmRead};
+    let mut f = TestFixture::from_sdf(&world(&sphere("ball", "0 0 1 0 0 0", 0.1, 1.0, "")))
+        .unwrap()
+        .on_pre_update(|info, ecm| {
+            if info.iterations == 3 {
+                let ball = ecm.entity_by_name("ball").unwrap();
+                ecm.set(ball, &WorldPoseCmd(Pose::from_xyz_rpy(f64::NAN, 0.0, 1.0, 0.0, 0.0, 0.0)), Change::OneTime)?;
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    let e = f.run(10).expect_err("a NaN pose must stop the run").to_string();
+    let ball = id(&f, "ball");
+    assert!(e.contains("WorldPoseCmd position") && e.contains("not finite") && e.contains(&format!("entity {ball}")), "{e}");
+}

@@ -186,6 +186,16 @@ fn err(msg: String) -> Error {
     Error::msg(msg)
 }
 
+/// An error naming the command and entity unless every coordinate of `v` is finite (a NaN
+/// handed to the engine would spread to everything it touches).
+fn finite(v: &Vec3, what: &str, e: EntityId) -> Result<(), Error> {
+    if v.x.is_finite() && v.y.is_finite() && v.z.is_finite() {
+        Ok(())
+    } else {
+        Err(err(format!("entity {e}: {what} {v:?} is not finite")))
+    }
+}
+
 impl World {
     pub fn new(world_entity: EntityId, dt: f64, opts: Options) -> World {
         World {
@@ -627,6 +637,12 @@ impl World {
         let cmds = ecm.each::<WorldPoseCmd>(&[])?;
         for (e, cmd) in cmds {
             ecm.remove::<WorldPoseCmd>(e);
+            finite(&cmd.0.position, "WorldPoseCmd position", e)?;
+            let q = cmd.0.rotation;
+            finite(&Vec3::new(q.x, q.y, q.z), "WorldPoseCmd rotation", e)?;
+            if !(q.w.is_finite() && (q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z) > 1e-12) {
+                return Err(err(format!("entity {e}: WorldPoseCmd rotation {q:?} is not a rotation")));
+            }
             let target = pose_to_r(&cmd.0);
             if let Some(state) = self.model(e) {
                 let parent_world = state.parent.and_then(|p| self.model(p)).map_or(RPose::IDENTITY, |p| p.world);
@@ -681,6 +697,8 @@ impl World {
         let targets: BTreeSet<EntityId> = lin.keys().chain(ang.keys()).copied().collect();
         for e in targets {
             let (v, w) = (lin.get(&e).copied(), ang.get(&e).copied());
+            v.map_or(Ok(()), |v| finite(&v, "LinearVelocityCmd", e))?;
+            w.map_or(Ok(()), |w| finite(&w, "AngularVelocityCmd", e))?;
             let (frame, bodies): (RPose, Vec<RigidBodyHandle>) = if let Some(l) = self.link(e) {
                 (*self.sim.bodies[l.body].position(), vec![l.body])
             } else if let Some(&m) = self.models.get(&e) {
@@ -723,6 +741,8 @@ impl World {
             let Some(body) = self.link(e).map(|l| l.body) else { continue };
             let b = &mut self.sim.bodies[body];
             let Wrench { force, torque } = cmd.0;
+            finite(&force, "ExternalWorldWrenchCmd force", e)?;
+            finite(&torque, "ExternalWorldWrenchCmd torque", e)?;
             b.add_force(vec_to_r(force), true);
             b.add_torque(vec_to_r(torque), true);
             self.forced.push(body);
@@ -733,6 +753,9 @@ impl World {
     fn apply_joint_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
         for (e, cmd) in ecm.each::<JointForceCmd>(&[])? {
             ecm.remove::<JointForceCmd>(e);
+            if cmd.0.iter().any(|f| !f.is_finite()) {
+                return Err(err(format!("entity {e}: JointForceCmd {:?} is not finite", cmd.0)));
+            }
             let Some(s) = self.joints.get(&e) else { continue };
             let world_frame = *self.sim.bodies[s.parent].position() * s.frame1;
             for (i, (ax, _)) in s.axes.iter().enumerate() {
@@ -751,6 +774,9 @@ impl World {
             }
         }
         let commands: BTreeMap<EntityId, Vec<f64>> = ecm.each::<JointVelocityCmd>(&[])?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        if let Some((e, v)) = commands.iter().find(|(_, v)| v.iter().any(|x| !x.is_finite())) {
+            return Err(err(format!("entity {e}: JointVelocityCmd {v:?} is not finite")));
+        }
         for (e, s) in self.joints.iter_mut() {
             let cmd = commands.get(e);
             if cmd.is_none() && !s.commanded {
@@ -1052,6 +1078,22 @@ fn mass_properties(i: &Inertial) -> Result<MassProperties, String> {
     );
     if !local.is_finite() {
         return Err(format!("<inertia> {:?} is not finite", i.inertia));
+    }
+    // A physical inertia tensor has no negative principal moment. (A zero one is accepted:
+    // rapier then keeps the body from turning about that axis.)
+    let eigen = rapier3d_f64::math::SymmetricEigen::new(local);
+    let scale = eigen.eigenvalues.abs().max_element().max(1e-300);
+    if eigen.eigenvalues.min_element() < -1e-9 * scale {
+        return Err(format!(
+            "<inertia> ixx ixy ixz iyy iyz izz = {:?} has a negative principal moment ({:?})",
+            i.inertia,
+            eigen.eigenvalues.to_array()
+        ));
+    }
+    if !(i.pose.position.to_array().iter().all(|v| v.is_finite())
+        && [i.pose.rotation.w, i.pose.rotation.x, i.pose.rotation.y, i.pose.rotation.z].iter().all(|v| v.is_finite()))
+    {
+        return Err(format!("<inertial><pose> {:?} is not finite", i.pose));
     }
     let r = Matrix::from_quat(rot_to_r(i.pose.rotation));
     let tensor = r * local * r.transpose();
