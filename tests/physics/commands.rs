@@ -166,3 +166,44 @@ fn reset_returns_every_body_to_its_initial_state_and_replays_identically() {
     f.run(800).unwrap();
     assert_eq!(pose(&f, "crate"), first, "the run after reset differs");
 }
+
+/// A nested model's pose is written relative to its parent model: composing the written
+/// poses gives where its link physically is. Here a ball in a nested model lands on its
+/// parent model's deck, and a pose command on the parent carries the nested model along.
+#[test]
+fn nested_models_are_written_relative_to_their_parent_and_move_with_it() {
+    let sdf = world(&format!(
+        r#"{}<model name="carrier"><pose>0 0 1 0 0 0</pose>
+  <link name="deck">{}<collision name="c"><geometry><box><size>2 2 0.1</size></box></geometry></collision></link>
+  <model name="rider"><pose>0.5 0 0.5 0 0 0</pose>
+    <link name="seat">{}<collision name="c"><geometry><sphere><radius>0.1</radius></sphere></geometry></collision></link>
+  </model></model>"#,
+        ground(""),
+        inertial(4.0, [1.3, 1.3, 2.6]),
+        inertial(1.0, [0.004, 0.004, 0.004])
+    ));
+    let mut f = TestFixture::from_sdf(&sdf)
+        .unwrap()
+        .on_pre_update(|info, ecm| {
+            if info.iterations == 2001 {
+                let carrier = ecm.entity_by_name("carrier").unwrap();
+                ecm.set(carrier, &WorldPoseCmd(Pose::from_xyz_rpy(10.0, 0.0, 3.0, 0.0, 0.0, 0.0)), Change::OneTime)?;
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    let seat_world = |f: &TestFixture| {
+        let (carrier, rider, seat) = (pose(f, "carrier"), pose(f, "rider"), pose(f, "seat"));
+        carrier.transform_point(rider.transform_point(seat.position))
+    };
+    f.run(2000).unwrap();
+    let deck_z = pose(&f, "carrier").transform_point(pose(&f, "deck").position).z;
+    assert!((deck_z - 0.05).abs() < 2e-3, "deck at {deck_z}");
+    let seat = seat_world(&f);
+    assert!((seat.z - 0.2).abs() < 2e-3 && (seat.x - 0.5).abs() < 0.05, "the ball is not on the deck: {seat:?}");
+    // Teleport the carrier 10 m along x and up: the rider comes along, same place on the deck.
+    f.run(1).unwrap();
+    let moved = seat_world(&f);
+    assert!((moved.x - (seat.x + 10.0)).abs() < 1e-3 && moved.z > 2.9, "the rider stayed behind: {moved:?}");
+}
