@@ -47,10 +47,8 @@ pub struct Sim {
 
 impl Sim {
     fn new(dt: f64) -> Sim {
-        let mut params = IntegrationParameters::default();
-        params.dt = dt;
         Sim {
-            params,
+            params: IntegrationParameters { dt, ..Default::default() },
             gravity: Vector::new(0.0, 0.0, -9.8),
             pipeline: PhysicsPipeline::new(),
             islands: IslandManager::new(),
@@ -587,10 +585,10 @@ impl World {
         for (i, &ax) in axes.iter().enumerate() {
             let data = if i == 0 { axis1 } else { axis2 };
             let angular = !matches!(ax, RAxis::LinX);
-            if kind != JointType::Continuous && data.lower > -1e15 && data.upper < 1e15 && data.lower <= data.upper {
-                if !angular || data.upper - data.lower < 2.0 * std::f64::consts::PI {
-                    builder = builder.limits(ax, [data.lower, data.upper]);
-                }
+            let limited = kind != JointType::Continuous && data.lower > -1e15 && data.upper < 1e15 && data.lower <= data.upper;
+            // A revolute range of a full turn or more does not limit anything.
+            if limited && (!angular || data.upper - data.lower < 2.0 * std::f64::consts::PI) {
+                builder = builder.limits(ax, [data.lower, data.upper]);
             }
             axis_list.push((ax, data));
         }

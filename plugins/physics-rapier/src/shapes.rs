@@ -136,7 +136,7 @@ pub fn resolve_uri(uri: &str) -> Option<PathBuf> {
     }
     ["GZ_SIM_RESOURCE_PATH", "SDF_PATH"]
         .iter()
-        .filter_map(|var| std::env::var_os(var))
+        .filter_map(std::env::var_os)
         .flat_map(|v| std::env::split_paths(&v).collect::<Vec<_>>())
         .map(|dir| dir.join(rel))
         .find(|p| p.is_file())
