@@ -338,3 +338,44 @@ fn fixed_joints_hold_links_together_and_to_the_world() {
     assert!((q.position.x - 5.3).abs() < 1e-3 && (q.position.z - 10.0).abs() < 1e-3, "q moved against p: {q:?}");
     assert!((q.rotation.to_rpy()[1] - 0.5).abs() < 1e-3, "q turned against p: {q:?}");
 }
+
+/// `<effort>` and `<velocity>` limits clamp joint force and velocity commands.
+#[test]
+fn joint_limits_clamp_force_and_velocity_commands() {
+    use plugin_api::components::JointForceCmd;
+    let wheel = |limits: &str| {
+        world(&format!(
+            r#"<model name="wheel"><link name="disc"><pose>0 0 1 0 0 0</pose>{}
+  <collision name="col"><geometry><cylinder><radius>0.3</radius><length>0.05</length></cylinder></geometry></collision></link>
+  <joint name="axle" type="revolute"><parent>world</parent><child>disc</child>
+    <axis><xyz>0 0 1</xyz><limit>{limits}</limit></axis></joint></model>"#,
+            inertial(1.0, [0.02, 0.02, 0.045])
+        ))
+    };
+    // 0.09 N m asked, 0.045 allowed: α = 1 rad/s² instead of 2.
+    let mut f = TestFixture::from_sdf(&wheel("<effort>0.045</effort>"))
+        .unwrap()
+        .on_pre_update(|_, ecm| {
+            let axle = ecm.entity_by_name("axle").unwrap();
+            ecm.set(axle, &JointForceCmd(vec![0.09]), Change::OneTime)?;
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(1000).unwrap();
+    let v = f.ecm().get::<JointVelocity>(id(&f, "axle")).unwrap().0[0];
+    assert!((v - 1.0).abs() < 5e-3, "ω {v} after 1 s at the 0.045 N m effort limit, expected 1");
+    // 5 rad/s asked, 1.5 allowed.
+    let mut f = TestFixture::from_sdf(&wheel("<velocity>1.5</velocity>"))
+        .unwrap()
+        .on_pre_update(|_, ecm| {
+            let axle = ecm.entity_by_name("axle").unwrap();
+            ecm.set(axle, &JointVelocityCmd(vec![5.0]), Change::OneTime)?;
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(500).unwrap();
+    let v = f.ecm().get::<JointVelocity>(id(&f, "axle")).unwrap().0[0];
+    assert!((v - 1.5).abs() < 1e-3, "ω {v} with a 1.5 rad/s velocity limit");
+}

@@ -756,8 +756,10 @@ impl World {
             }
             let Some(s) = self.joints.get(&e) else { continue };
             let world_frame = *self.sim.bodies[s.parent].position() * s.frame1;
-            for (i, (ax, _)) in s.axes.iter().enumerate() {
+            for (i, (ax, data)) in s.axes.iter().enumerate() {
                 let Some(&f) = cmd.0.get(i) else { break };
+                // As gz-sim does, a positive `<effort>` limit clamps the commanded force.
+                let f = if data.effort > 0.0 { f.clamp(-data.effort, data.effort) } else { f };
                 let dir = world_frame.rotation * if i == 0 { Vector::X } else { Vector::Y };
                 let v = dir * f;
                 for (h, sign) in [(s.child, 1.0), (s.parent, -1.0)] {
@@ -784,6 +786,8 @@ impl World {
             for (i, (ax, data)) in s.axes.iter().enumerate() {
                 match cmd.and_then(|c| c.get(i)) {
                     Some(&v) => {
+                        // A positive `<velocity>` limit clamps the commanded velocity.
+                        let v = if data.velocity > 0.0 { v.clamp(-data.velocity, data.velocity) } else { v };
                         j.data.set_motor_model(*ax, MotorModel::AccelerationBased);
                         j.data.set_motor(*ax, 0.0, v, 0.0, 1e6);
                         j.data.set_motor_max_force(*ax, if data.effort > 0.0 { data.effort } else { f64::MAX });
