@@ -207,3 +207,29 @@ fn nested_models_are_written_relative_to_their_parent_and_move_with_it() {
     let moved = seat_world(&f);
     assert!((moved.x - (seat.x + 10.0)).abs() < 1e-3 && moved.z > 2.9, "the rider stayed behind: {moved:?}");
 }
+
+/// A removal requested after physics ran in a step (by a later system's `update`) is carried
+/// out by the host at the end of that step, before physics sees it as pending: physics still
+/// drops the body at its next update instead of keeping a ghost that holds things up.
+#[test]
+fn a_support_removed_after_physics_ran_does_not_linger_as_a_ghost() {
+    let shelf = r#"<model name="shelf"><static>true</static><pose>0 0 0.5 0 0 0</pose><link name="link">
+  <collision name="col"><geometry><box><size>1 1 1</size></box></geometry></collision></link></model>"#;
+    let sdf = world(&format!("{}{shelf}{}", ground(""), cube("crate", "0 0 1.1 0 0 0", [0.2, 0.2, 0.2], 1.0, "")));
+    let mut f = TestFixture::from_sdf(&sdf)
+        .unwrap()
+        .on_update(|info, ecm| {
+            if info.iterations == 500 {
+                let shelf = ecm.entity_by_name("shelf").unwrap();
+                ecm.request_remove(shelf);
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(500).unwrap();
+    assert!((pose(&f, "crate").position.z - 1.1).abs() < 2e-3);
+    f.run(600).unwrap();
+    let z = pose(&f, "crate").position.z;
+    assert!((z - 0.1).abs() < 2e-3, "the crate is still held by the removed shelf: z {z}");
+}

@@ -169,6 +169,8 @@ pub struct World {
     models: BTreeMap<EntityId, usize>,
     model_slots: Vec<Option<ModelState>>,
     steps: u64,
+    /// The ECM's entity count at this step's update.
+    count_after: u64,
     /// Per model slot: the pose being written this step (the in-place write path).
     scratch: Vec<Pose>,
     collisions: BTreeMap<EntityId, ColliderHandle>,
@@ -207,6 +209,7 @@ impl World {
             models: BTreeMap::new(),
             model_slots: Vec::new(),
             steps: 0,
+            count_after: 0,
             scratch: Vec::new(),
             collisions: BTreeMap::new(),
             joints: BTreeMap::new(),
@@ -234,6 +237,9 @@ impl World {
             self.sim.gravity = vec_to_r(g.0);
         }
         self.sync_entities(ecm)?;
+        // Everything alive now, pending removals included: a lower count next time means
+        // entities went that physics may not have seen go.
+        self.count_after = ecm.entity_count();
         self.apply_pose_commands(ecm)?;
         self.apply_joint_resets(ecm)?;
         if paused || dt <= 0.0 {
@@ -261,48 +267,79 @@ impl World {
 
     // ---------------------------------------------------------------- entities
 
+    fn remove_joint(&mut self, j: EntityId) {
+        if let Some(s) = self.joints.remove(&j) {
+            self.sim.joints.remove(s.handle, true);
+        }
+    }
+
+    fn remove_collision(&mut self, c: EntityId) {
+        if let Some(h) = self.collisions.remove(&c) {
+            self.sim.colliders.remove(h, &mut self.sim.islands, &mut self.sim.bodies, &mut self.sim.soft, true);
+        }
+    }
+
+    fn remove_link(&mut self, l: EntityId) {
+        let Some(slot) = self.links.remove(&l) else { return };
+        let Some(s) = self.link_slots[slot].take() else { return };
+        self.sim.remove_body(s.body);
+        self.prev_vel.remove(&l);
+        if let Some(m) = self.model_slots[s.model].as_mut() {
+            m.links.retain(|x| *x != slot);
+            if m.canonical == Some(slot) {
+                m.canonical = None;
+            }
+        }
+    }
+
+    /// After removals: drops model states whose model goes (or went), and the map entries
+    /// of colliders and joints that went with their bodies.
+    fn after_removals(&mut self, gone: impl Fn(EntityId) -> bool) {
+        let models: Vec<EntityId> = self.models.keys().copied().filter(|m| gone(*m)).collect();
+        for m in models {
+            if let Some(slot) = self.models.remove(&m) {
+                self.model_slots[slot] = None;
+            }
+        }
+        let colliders = &self.sim.colliders;
+        self.collisions.retain(|_, h| colliders.contains(*h));
+        let joints = &self.sim.joints;
+        self.joints.retain(|_, s| joints.contains(s.handle));
+    }
+
     fn sync_entities(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        // Removals first: an entity removed this step leaves the engine before it steps.
         if self.started {
+            // Entities removed at the end of an earlier step without physics seeing them
+            // pending (a later system asked after physics had run): the entity count fell
+            // further than what physics removed, so look for what vanished. Only in steps
+            // after a removal; the common path below costs nothing per body.
+            if ecm.entity_count() < self.count_after {
+                let vanished = |e: &EntityId| !ecm.has_entity(*e);
+                let joints: Vec<EntityId> = self.joints.keys().filter(|e| vanished(e)).copied().collect();
+                let collisions: Vec<EntityId> = self.collisions.keys().filter(|e| vanished(e)).copied().collect();
+                let links: Vec<EntityId> = self.links.keys().filter(|e| vanished(e)).copied().collect();
+                joints.into_iter().for_each(|j| self.remove_joint(j));
+                collisions.into_iter().for_each(|c| self.remove_collision(c));
+                links.into_iter().for_each(|l| self.remove_link(l));
+                self.after_removals(|m| !ecm.has_entity(m));
+            }
+            // Removals first: an entity removed this step leaves the engine before it steps.
             let mut removed = false;
             for j in ecm.removed_entities_with(&[Joint::ID]) {
-                if let Some(s) = self.joints.remove(&j) {
-                    self.sim.joints.remove(s.handle, true);
-                }
+                self.remove_joint(j);
                 removed = true;
             }
             for c in ecm.removed_entities_with(&[Collision::ID]) {
-                if let Some(h) = self.collisions.remove(&c) {
-                    self.sim.colliders.remove(h, &mut self.sim.islands, &mut self.sim.bodies, &mut self.sim.soft, true);
-                }
+                self.remove_collision(c);
                 removed = true;
             }
             for l in ecm.removed_entities_with(&[Link::ID]) {
-                let Some(slot) = self.links.remove(&l) else { continue };
-                let Some(s) = self.link_slots[slot].take() else { continue };
-                self.sim.remove_body(s.body);
-                self.prev_vel.remove(&l);
-                if let Some(m) = self.model_slots[s.model].as_mut() {
-                    m.links.retain(|x| *x != slot);
-                    if m.canonical == Some(slot) {
-                        m.canonical = None;
-                    }
-                }
+                self.remove_link(l);
                 removed = true;
             }
             if removed {
                 // Models exist here for their links: drop those being removed with them.
-                let gone: Vec<EntityId> = self.models.keys().copied().filter(|m| ecm.is_marked_for_removal(*m)).collect();
-                for m in gone {
-                    if let Some(slot) = self.models.remove(&m) {
-                        self.model_slots[slot] = None;
-                    }
-                }
-                // Removing a body removed its colliders and joints with it.
-                let colliders = &self.sim.colliders;
-                self.collisions.retain(|_, h| colliders.contains(*h));
-                let joints = &self.sim.joints;
-                self.joints.retain(|_, s| joints.contains(s.handle));
+                self.after_removals(|m| ecm.is_marked_for_removal(m));
             }
         }
         let which = |ecm: &Ecm<'_>, ty: ComponentTypeId, started: bool| {
