@@ -11,10 +11,10 @@
 //! This build uses `rapier3d-f64`. Everything around physics is f64: SDF poses, the ECM's
 //! components, the state log and the wire. With f32 a pose would lose its low bits on every
 //! round trip through the engine (at 10 km from the origin f32 resolves about 1 mm), a
-//! teleport would not land exactly where it was asked to, and a 1 s free fall would already
-//! carry rounding of the order of 1e-5 m, the tolerance physics is checked to. f64 costs
-//! rapier's SIMD width (2 lanes instead of 4); the benchmark's bare-rapier baseline uses
-//! f64 too, so its ratio measures Troupe's overhead, not the precision.
+//! teleport would not land exactly where it was asked to, and at 100 m up f32 resolves
+//! 7.6e-6 m, too coarse for the 1e-5 m a 1 s free fall is checked to. f64 halves rapier's
+//! SIMD width; the benchmark's bare-rapier baseline uses f64 too, so its ratio measures
+//! Troupe's overhead, not the precision.
 //!
 //! ## Parameters
 //!
