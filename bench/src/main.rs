@@ -5,6 +5,8 @@
 //!   `get`/`set`) against the same work done directly on a specs `World`.
 //! * One iteration of an empty world with three `testing::Noop` plugin systems
 //!   (`Server::step_once`) against a bare loop making the same hook calls in-process.
+//! * Physics: the server stepping `troupe_physics_rapier` on a box pile and on gz-sim's
+//!   3k_shapes.sdf against bare rapier on the identical scene (and MuJoCo where importable).
 //!
 //! * The kinematic physics backend stepping a many-robot world (`Server::step_once`) against
 //!   its engine stepping the same scene bare, with no ECM.
@@ -13,6 +15,7 @@
 //! (CI, < 10 s). See `bench/README.md`.
 
 mod kinematic;
+mod physics;
 mod state;
 mod step;
 
@@ -72,9 +75,9 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse, step, state or kinematic\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic or physics\n";
 
 fn main() {
     let mut plan = Plan::full();
@@ -84,10 +87,10 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
-                    eprint!("troupe-bench: --only needs bulk, sparse, step, state or kinematic, got {got}\n{USAGE}");
+                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic or physics, got {got}\n{USAGE}");
                     std::process::exit(2);
                 }
             },
@@ -139,6 +142,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("kinematic") {
         kinematic::bench(plan.quick, plan.reps)?;
+        println!();
+    }
+    if plan.runs("physics") {
+        physics::bench(plan.quick)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());

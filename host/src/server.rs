@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 /// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
 /// library not listed here are skipped with a warning ("not available yet").
-pub const SHIPPED_SYSTEMS: &[&str] = &["troupe_physics_kinematic", "troupe_user_commands", "troupe_scene_broadcaster"];
+pub const SHIPPED_SYSTEMS: &[&str] =
+    &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_scene_broadcaster"];
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
 /// already holds what they would do).

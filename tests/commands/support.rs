@@ -25,8 +25,11 @@ pub const PHYSICS_WORLD: &str = r#"<sdf version="1.9"><world name="w">
   <model name="box"><pose>0 0 1 0 0 0</pose><link name="link"/></model>
 </world></sdf>"#;
 
-/// Loads `sdf` and finalizes the fixture.
+/// Loads `sdf` and finalizes the fixture, without the default config's systems (its
+/// physics would make the models fall; these tests are about the commands).
 pub fn fixture(sdf: &str) -> TestFixture {
+    // nextest runs each test in a process of its own.
+    std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
     TestFixture::from_sdf(sdf).unwrap().finalize().unwrap()
 }
 

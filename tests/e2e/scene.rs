@@ -1,12 +1,12 @@
 //! The scene broadcaster in a real `troupe sim`, loaded by the repository's default server
 //! config (the harness otherwise runs without one) as
 //! gz-sim's `gz-sim-scene-broadcaster-system`, read with the `troupe service` and
-//! `troupe topic` tools.
+//! `troupe topic` tools. The default config loads physics too, so the box is static.
 
 use crate::harness::{default_config, world_sdf, TestDir, Troupe};
 
 const BODY: &str = r#"    <light type="directional" name="sun"><pose>0 0 10 0 0 0</pose></light>
-    <model name="box"><pose>1 2 3 0 0 0</pose><link name="link"/></model>"#;
+    <model name="box"><static>true</static><pose>1 2 3 0 0 0</pose><link name="link"/></model>"#;
 
 #[test]
 fn scene_info_and_pose_info_from_the_command_line() {

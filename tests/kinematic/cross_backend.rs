@@ -11,7 +11,7 @@ use troupe::fixture::TestFixture;
 /// The physics libraries the world must behave the same on.
 const BACKENDS: &[&str] = &[
     "troupe_physics_kinematic",
-    // At merge: add the line `"troupe_physics_rapier",` here (plugins/physics-rapier).
+    "troupe_physics_rapier",
 ];
 
 /// The motion world as written names the kinematic backend.

@@ -46,6 +46,9 @@ pub const SPAWNED: &str = r#"<model name="spawned"><pose>4 5 6 0 0 0</pose><link
 /// The test world loaded and running, with plugin logs from warnings up.
 pub fn fixture(params: &str) -> TestFixture {
     install_log_capture();
+    // Without the default config's systems: its physics would move the models these tests
+    // read poses of. (nextest runs each test in a process of its own.)
+    std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
     TestFixture::with_options(ServerOptions {
         world_text: Some((world(params), "<scene test world>".into())),
         run: true,
