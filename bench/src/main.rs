@@ -18,6 +18,7 @@ mod kinematic;
 mod physics;
 mod state;
 mod step;
+mod transport;
 
 use plugin_api::components::{Link, Name};
 use plugin_api::math::Pose;
@@ -75,11 +76,19 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic or physics\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics or transport\n";
 
 fn main() {
+    let all: Vec<String> = std::env::args().collect();
+    if all.get(1).map(String::as_str) == Some("--transport-peer") {
+        if let Err(e) = transport::peer_main(&all[2..]) {
+            eprintln!("troupe-bench peer: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let mut plan = Plan::full();
     let mut only = None;
     let mut args = std::env::args().skip(1);
@@ -87,10 +96,10 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
-                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic or physics, got {got}\n{USAGE}");
+                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics or transport, got {got}\n{USAGE}");
                     std::process::exit(2);
                 }
             },
@@ -146,6 +155,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("physics") {
         physics::bench(plan.quick)?;
+        println!();
+    }
+    if plan.runs("transport") {
+        transport::bench(plan.quick)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());
