@@ -168,3 +168,39 @@ fn systems_added_while_running_load_and_are_listed() {
     let names = listed(&mut f);
     assert_eq!(names.iter().filter(|n| *n == "testing::Order").count(), 1, "{names:?}");
 }
+
+#[test]
+fn control_state_applies_its_state_at_the_next_step() {
+    use plugin_api::math::Pose;
+    use plugin_api::msgs::WorldControlState;
+    no_config();
+    let mut f = TestFixture::from_sdf(&world(r#"<model name="m"><pose>0 0 1 0 0 0</pose><link name="l"/></model>"#))
+        .unwrap()
+        .on_pre_update(|info, ecm| {
+            if info.iterations == 2 {
+                let m = ecm.entity_by_name("m").unwrap();
+                ecm.set(m, &Pose::from_xyz_rpy(0.0, 0.0, 5.0, 0.0, 0.0, 0.0), Change::OneTime)?;
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    let initial = troupe::state::full_state(f.ecm(), troupe::state::Stamp::default());
+    let z = |f: &TestFixture| {
+        let ecm = f.ecm();
+        let m = ecm.query(Which::ALL, &[Model::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "m")).unwrap();
+        ecm.get::<Pose>(m).unwrap().position.z
+    };
+    f.run(3).unwrap();
+    assert_eq!(z(&f), 5.0);
+    let req = WorldControlState { world_control: Some(WorldControl { pause: true, ..Default::default() }), state: Some(initial), ..Default::default() };
+    control_state(&mut f, req);
+    f.run(1).unwrap();
+    assert_eq!(z(&f), 1.0, "the state of the request was applied");
+    assert!(f.runner().clock.paused, "and its control part");
+}
+
+fn control_state(f: &mut TestFixture, req: plugin_api::msgs::WorldControlState) {
+    let answer = call(f, "/world/w/control/state", &req);
+    assert_eq!(answer, Answer::Ok(Boolean { data: true, ..Default::default() }.encode_to_vec()));
+}

@@ -8,7 +8,10 @@
 
 use super::{Answer, Node, TopicOptions, TransportError};
 use crate::runner::WorldRunner;
-use plugin_api::msgs::{entity, Boolean, Clock, Entity, EntityPluginV, ServerControl, StringMsgV, Time, WorldControl, WorldStatistics};
+use plugin_api::msgs::{
+    entity, Boolean, Clock, Entity, EntityPluginV, SerializedStateMap, ServerControl, StringMsgV, Time, WorldControl, WorldControlState,
+    WorldStatistics,
+};
 use plugin_api::prost::Message;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,7 +34,7 @@ fn ok_boolean() -> Answer {
 pub struct WorldTransport {
     node: Node,
     world: String,
-    requests: Receiver<WorldControl>,
+    requests: Receiver<(WorldControl, Option<SerializedStateMap>)>,
     stats: u64,
     clock: u64,
     global: Option<(u64, u64)>,
@@ -68,8 +71,8 @@ impl WorldTransport {
             false => None,
         };
         let (tx, requests) = channel();
-        let tx = Mutex::new(tx);
-        let name = world.to_string();
+        let tx = Arc::new(Mutex::new(tx));
+        let (name, queue) = (world.to_string(), tx.clone());
         node.offer_direct(
             &format!("/world/{world}/control"),
             "gz.msgs.WorldControl",
@@ -77,11 +80,27 @@ impl WorldTransport {
             Arc::new(move |bytes: &[u8]| match WorldControl::decode(bytes) {
                 Ok(req) => {
                     // The world is gone only when the server is stopping; the answer is moot.
-                    let _ = tx.lock().unwrap().send(req);
+                    let _ = queue.lock().unwrap().send((req, None));
                     ok_boolean()
                 }
                 Err(e) => {
                     log::warn!("world {name:?}: a control request that is not a gz.msgs.WorldControl was refused: {e}");
+                    Answer::Failed(Boolean::default().encode_to_vec())
+                }
+            }),
+        )?;
+        let name = world.to_string();
+        node.offer_direct(
+            &format!("/world/{world}/control/state"),
+            "gz.msgs.WorldControlState",
+            "gz.msgs.Boolean",
+            Arc::new(move |bytes: &[u8]| match WorldControlState::decode(bytes) {
+                Ok(req) => {
+                    let _ = tx.lock().unwrap().send((req.world_control.unwrap_or_default(), req.state));
+                    ok_boolean()
+                }
+                Err(e) => {
+                    log::warn!("world {name:?}: a control/state request that is not a gz.msgs.WorldControlState was refused: {e}");
                     Answer::Failed(Boolean::default().encode_to_vec())
                 }
             }),
@@ -110,11 +129,18 @@ impl WorldTransport {
     }
 
     /// Applies the control requests that arrived since the last step, in arrival order
+    /// (a `control/state` request's state first, then its control part)
     /// (gz-sim's semantics: every request sets the pause state; `step` and `multi_step`
     /// run that many iterations and pause again, only when the request leaves the world
     /// paused; `reset` rewinds everything or only the clock).
     pub fn before_step(&mut self, runner: &mut WorldRunner) {
-        for req in self.requests.try_iter() {
+        for (req, state) in self.requests.try_iter() {
+            if let Some(state) = state {
+                // control/state: the state first, as gz-sim applies it at the start of the step.
+                if let Err(e) = crate::state::apply_state(&mut runner.ecm, &state) {
+                    log::warn!("world {:?}: the state of a control/state request was not applied: {e}", self.world);
+                }
+            }
             runner.clock.paused = req.pause;
             if let Some(reset) = &req.reset {
                 if reset.all {
