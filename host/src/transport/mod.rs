@@ -81,6 +81,14 @@ pub enum TransportError {
         /// The partition.
         partition: String,
     },
+    /// A transport thread could not be started.
+    #[error("cannot start the transport's {what} thread: {source}")]
+    Thread {
+        /// Which thread.
+        what: &'static str,
+        /// The error.
+        source: std::io::Error,
+    },
     /// A reply that does not follow the framing.
     #[error("service {service:?}: {source}")]
     Malformed {
@@ -343,11 +351,6 @@ impl Node {
     pub fn partition(&self) -> &str {
         &self.inner.partition
     }
-    /// Whether it has sockets.
-    pub fn is_networked(&self) -> bool {
-        self.inner.net.is_some()
-    }
-
     fn next_id(&self) -> u64 {
         self.inner.next_id.fetch_add(1, Ordering::Relaxed)
     }

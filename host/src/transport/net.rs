@@ -121,7 +121,7 @@ impl Net {
         std::thread::Builder::new()
             .name("troupe-sub".into())
             .spawn(move || receive(&sub, &weak))
-            .map_err(|e| TransportError::Rendezvous { dir: self.dir.clone(), source: e })?;
+            .map_err(|source| TransportError::Thread { what: "subscriber", source })?;
         let weak = inner;
         std::thread::Builder::new()
             .name("troupe-discovery".into())
@@ -134,7 +134,7 @@ impl Net {
                     net.discover(&node.subscribed_topics());
                 }
             })
-            .map_err(|e| TransportError::Rendezvous { dir: self.dir.clone(), source: e })?;
+            .map_err(|source| TransportError::Thread { what: "discovery", source })?;
         Ok(())
     }
 

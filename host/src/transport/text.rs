@@ -3,7 +3,7 @@
 //! descriptor set of `plugin-api`'s messages.
 
 use plugin_api::msgs::FILE_DESCRIPTOR_SET;
-use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, ReflectMessage, Value};
+use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
 use std::fmt::Write;
 use std::sync::OnceLock;
 
@@ -214,11 +214,6 @@ fn map_key_order(a: &MapKey, b: &MapKey) -> std::cmp::Ordering {
         (MapKey::I32(x), MapKey::I32(y)) => x.cmp(y),
         _ => map_key_text(a).cmp(&map_key_text(b)),
     }
-}
-
-/// The type name a prost message of `plugin-api` travels under.
-pub fn type_name_of<M: ReflectMessage>(m: &M) -> String {
-    m.descriptor().full_name().to_string()
 }
 
 #[cfg(test)]

@@ -1,0 +1,236 @@
+//! The write-back after the step: poses, velocities, accelerations, joint state and
+//! contacts, in bulk and only for what changed.
+
+use super::*;
+
+impl World {
+    /// Link and model poses of every model with a moving body, in one bulk write each.
+    pub(super) fn write_poses(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        self.steps += 1;
+        let step = self.steps;
+        // Models with an awake body (kinematic ones moving by velocity included): nothing
+        // else moved.
+        let mut moved: Vec<usize> = Vec::new();
+        for h in self.sim.islands.active_bodies() {
+            let Some(b) = self.sim.bodies.get(h) else { continue };
+            let Some(Some(l)) = self.link_slots.get(b.user_data as usize) else { continue };
+            if let Some(m) = self.model_slots[l.model].as_mut() {
+                if m.moved_in != step {
+                    m.moved_in = step;
+                    moved.push(l.model);
+                }
+            }
+        }
+        // Parents before their nested models (their slots come first).
+        moved.sort_unstable();
+        let dense = moved.len() * 4 >= self.models.len();
+        if dense && self.scratch.len() < self.model_slots.len() {
+            self.scratch.resize(self.model_slots.len(), Pose::IDENTITY);
+        }
+        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for &m in &moved {
+            let world = self.model_world_now(m);
+            let s = self.model_slots[m].as_mut().expect("moved models are alive");
+            s.world = world;
+            let s = self.model_slots[m].as_ref().expect("moved models are alive");
+            let relative = match s.parent.and_then(|p| self.model(p)) {
+                Some(p) => p.world.inv_mul(&world),
+                None => world,
+            };
+            if dense {
+                self.scratch[m] = pose_from_r(&relative);
+            } else {
+                model_ids.push(s.entity);
+                model_poses.push(pose_from_r(&relative));
+            }
+            for &l in &s.links {
+                if Some(l) == s.canonical {
+                    continue; // fixed in the model frame by definition
+                }
+                let Some(link) = self.link_slots[l].as_ref() else { continue };
+                link_ids.push(link.entity);
+                link_poses.push(pose_from_r(&world.inv_mul(self.sim.bodies[link.body].position())));
+            }
+        }
+        if dense {
+            // Most models moved: write them in place in one pass over the host's storage
+            // (no copies, no id lookups), walking our id-ordered model map alongside.
+            let (slots, scratch, models) = (&self.model_slots, &self.scratch, &self.models);
+            let mut known = models.iter().peekable();
+            ecm.for_each_mut::<Pose>(&[Model::ID], Change::Periodic, |id, pose| {
+                while known.next_if(|(e, _)| **e < id).is_some() {}
+                if let Some((_, &m)) = known.next_if(|(e, _)| **e == id) {
+                    if slots[m].as_ref().is_some_and(|s| s.moved_in == step) {
+                        *pose = scratch[m];
+                    }
+                }
+            })?;
+        } else if !model_ids.is_empty() {
+            ecm.write_many(&model_ids, &model_poses, Change::Periodic)?;
+        }
+        if !link_ids.is_empty() {
+            ecm.write_many(&link_ids, &link_poses, Change::Periodic)?;
+        }
+        Ok(())
+    }
+
+    /// Velocity and acceleration components, for the links and models that carry them.
+    pub(super) fn write_velocities(&mut self, ecm: &mut Ecm<'_>, dt: f64) -> Result<(), Error> {
+        write_link_values::<WorldLinearVelocity>(self, ecm, |_, v, _, _| WorldLinearVelocity(vec_from_r(v)))?;
+        write_link_values::<WorldAngularVelocity>(self, ecm, |_, _, w, _| WorldAngularVelocity(vec_from_r(w)))?;
+        write_link_values::<LinearVelocity>(self, ecm, |x, v, _, _| LinearVelocity(vec_from_r(x.rotation.inverse() * v)))?;
+        write_link_values::<AngularVelocity>(self, ecm, |x, _, w, _| AngularVelocity(vec_from_r(x.rotation.inverse() * w)))?;
+        // Accelerations: finite differences of the link origin's velocity over the step.
+        let acc_links: BTreeSet<EntityId> = ecm
+            .entities_with(&[Link::ID, WorldLinearAcceleration::ID])
+            .into_iter()
+            .chain(ecm.entities_with(&[Link::ID, WorldAngularAcceleration::ID]))
+            .collect();
+        let mut lin_acc = (Vec::new(), Vec::new());
+        let mut ang_acc = (Vec::new(), Vec::new());
+        for l in acc_links {
+            let Some(s) = self.link(l) else { continue };
+            let b = &self.sim.bodies[s.body];
+            let (v, w) = (b.velocity_at_point(b.position().translation), b.angvel());
+            let (v0, w0) = self.prev_vel.insert(l, (v, w)).unwrap_or((v, w));
+            if b.is_sleeping() && v == v0 && w == w0 {
+                continue;
+            }
+            lin_acc.0.push(l);
+            lin_acc.1.push(WorldLinearAcceleration(vec_from_r((v - v0) / dt)));
+            ang_acc.0.push(l);
+            ang_acc.1.push(WorldAngularAcceleration(vec_from_r((w - w0) / dt)));
+        }
+        let (ids, vals): (Vec<_>, Vec<_>) =
+            lin_acc.0.iter().zip(lin_acc.1).filter(|(e, _)| ecm.has::<WorldLinearAcceleration>(**e)).unzip();
+        ecm.write_many(&ids, &vals, Change::Periodic)?;
+        let (ids, vals): (Vec<_>, Vec<_>) =
+            ang_acc.0.iter().zip(ang_acc.1).filter(|(e, _)| ecm.has::<WorldAngularAcceleration>(**e)).unzip();
+        ecm.write_many(&ids, &vals, Change::Periodic)?;
+        Ok(())
+    }
+
+    pub(super) fn write_joints(&mut self, ecm: &mut Ecm<'_>, dt: f64) -> Result<(), Error> {
+        let ids: Vec<EntityId> = self.joints.keys().copied().collect();
+        for e in ids {
+            let s = self.joints.get_mut(&e).expect("listed");
+            let (bp, bc) = (&self.sim.bodies[s.parent], &self.sim.bodies[s.child]);
+            let idle = bp.is_sleeping() && bc.is_sleeping() || (!bp.is_dynamic() && bc.is_sleeping());
+            if idle && s.written_idle {
+                continue;
+            }
+            s.written_idle = idle;
+            let f1 = *bp.position() * s.frame1;
+            let f2 = *bc.position() * s.frame2;
+            let rel = f1.inv_mul(&f2);
+            let rel_w = bc.angvel() - bp.angvel();
+            let anchor = f2.translation;
+            let rel_v = bc.velocity_at_point(anchor) - bp.velocity_at_point(anchor);
+            let (pos, vel) = match s.kind {
+                JointType::Revolute | JointType::Continuous => {
+                    let (axis, angle) = rel.rotation.to_axis_angle();
+                    let q = if axis.x < 0.0 { -angle } else { angle };
+                    let q = (q + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI) - std::f64::consts::PI;
+                    (vec![q], vec![rel_w.dot(f1.rotation * Vector::X)])
+                }
+                JointType::Prismatic => (vec![rel.translation.x], vec![rel_v.dot(f1.rotation * Vector::X)]),
+                JointType::Universal | JointType::Revolute2 => {
+                    let (a, b, _) = rel.rotation.to_euler(rapier3d_f64::glamx::EulerRot::XYZ);
+                    (vec![a, b], vec![rel_w.dot(f1.rotation * Vector::X), rel_w.dot(f2.rotation * Vector::Y)])
+                }
+                _ => (Vec::new(), Vec::new()),
+            };
+            ecm.set(e, &JointPosition(pos), Change::Periodic)?;
+            ecm.set(e, &JointVelocity(vel), Change::Periodic)?;
+            if ecm.has::<JointTransmittedWrench>(e) {
+                if let Some(j) = self.sim.joints.get(s.handle) {
+                    // Rapier keeps the last substep's constraint impulses, along frame 1's
+                    // axes, as applied to the parent; the wrench on the child over a substep
+                    // is their negation, expressed here in the SDF joint frame.
+                    let h = dt / self.sim.params.num_solver_iterations.max(1) as f64;
+                    let i = j.impulses;
+                    let to_joint = (f2.rotation * s.axis_rot.inverse()).inverse() * f1.rotation;
+                    let force = to_joint * Vector::new(i[0], i[1], i[2]) * (-1.0 / h);
+                    let torque = to_joint * Vector::new(i[3], i[4], i[5]) * (-1.0 / h);
+                    let w = Wrench { force: vec_from_r(force), torque: vec_from_r(torque) };
+                    ecm.set(e, &JointTransmittedWrench(w), Change::Periodic)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn write_contacts(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
+        let watched = ecm.entities_with(&[Collision::ID, WatchContacts::ID]);
+        let mut reported = BTreeSet::new();
+        for c in watched {
+            let Some(&h) = self.collisions.get(&c) else { continue };
+            let mut out = Vec::new();
+            for pair in self.sim.narrow.contact_pairs_with(h) {
+                if !pair.has_any_active_contact() {
+                    continue;
+                }
+                let (Some(c1), Some(c2)) = (self.sim.colliders.get(pair.collider1), self.sim.colliders.get(pair.collider2)) else {
+                    continue;
+                };
+                let mine_first = pair.collider1 == h;
+                let other = EntityId(if mine_first { c2.user_data } else { c1.user_data } as u64); // low 64 bits
+                let mut contact = Contact { collision1: c, collision2: other, ..Default::default() };
+                let dt = self.sim.params.dt;
+                for m in pair.manifolds() {
+                    // The manifold normal points from collider1 to collider2; ours points
+                    // from the other collision to this one.
+                    let n = if mine_first { -m.data.normal } else { m.data.normal };
+                    for p in &m.points {
+                        if p.dist > 0.0 {
+                            continue;
+                        }
+                        let world = c1.position() * p.local_p1;
+                        contact.positions.push(vec_from_r(world));
+                        contact.normals.push(vec_from_r(n));
+                        contact.depths.push(-p.dist);
+                        contact.forces.push(vec_from_r(n * (p.data.impulse / dt)));
+                    }
+                }
+                if !contact.positions.is_empty() {
+                    out.push(contact);
+                }
+            }
+            if !out.is_empty() {
+                reported.insert(c);
+                ecm.set(c, &ContactSensorData(out), Change::Periodic)?;
+            } else if self.contacts_reported.contains(&c) || !ecm.has::<ContactSensorData>(c) {
+                ecm.set(c, &ContactSensorData(Vec::new()), Change::Periodic)?;
+            }
+        }
+        self.contacts_reported = reported;
+        Ok(())
+    }
+}
+
+/// Writes component `C` of every link carrying it, from the body's world pose, the velocity
+/// of the link origin and the angular velocity. Sleeping bodies too (their velocities are
+/// zero, and the host flags only values that changed): the cost is per link that asked.
+pub(super) fn write_link_values<C: Component>(
+    w: &World,
+    ecm: &mut Ecm<'_>,
+    f: impl Fn(&RPose, Vector, Vector, ()) -> C,
+) -> Result<(), Error> {
+    let carriers = ecm.entities_with(&[Link::ID, C::ID]);
+    if carriers.is_empty() {
+        return Ok(());
+    }
+    let (mut ids, mut vals) = (Vec::new(), Vec::new());
+    for l in carriers {
+        let Some(s) = w.link(l) else { continue };
+        let b = &w.sim.bodies[s.body];
+        if b.is_fixed() {
+            continue;
+        }
+        let x = b.position();
+        ids.push(l);
+        vals.push(f(x, b.velocity_at_point(x.translation), b.angvel(), ()));
+    }
+    ecm.write_many(&ids, &vals, Change::Periodic)?;
+    Ok(())
+}
