@@ -15,7 +15,7 @@ use plugin_api::msgs::{
 use plugin_api::prost::Message;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -34,7 +34,7 @@ fn ok_boolean() -> Answer {
 pub struct WorldTransport {
     node: Node,
     world: String,
-    requests: Receiver<(WorldControl, Option<SerializedStateMap>)>,
+    requests: Receiver<ControlRequest>,
     stats: u64,
     clock: u64,
     global: Option<(u64, u64)>,
@@ -72,39 +72,12 @@ impl WorldTransport {
         };
         let (tx, requests) = channel();
         let tx = Arc::new(Mutex::new(tx));
-        let (name, queue) = (world.to_string(), tx.clone());
-        node.offer_direct(
-            &format!("/world/{world}/control"),
-            "gz.msgs.WorldControl",
-            "gz.msgs.Boolean",
-            Arc::new(move |bytes: &[u8]| match WorldControl::decode(bytes) {
-                Ok(req) => {
-                    // The world is gone only when the server is stopping; the answer is moot.
-                    let _ = queue.lock().unwrap().send((req, None));
-                    ok_boolean()
-                }
-                Err(e) => {
-                    log::warn!("world {name:?}: a control request that is not a gz.msgs.WorldControl was refused: {e}");
-                    Answer::Failed(Boolean::default().encode_to_vec())
-                }
-            }),
-        )?;
-        let name = world.to_string();
-        node.offer_direct(
-            &format!("/world/{world}/control/state"),
-            "gz.msgs.WorldControlState",
-            "gz.msgs.Boolean",
-            Arc::new(move |bytes: &[u8]| match WorldControlState::decode(bytes) {
-                Ok(req) => {
-                    let _ = tx.lock().unwrap().send((req.world_control.unwrap_or_default(), req.state));
-                    ok_boolean()
-                }
-                Err(e) => {
-                    log::warn!("world {name:?}: a control/state request that is not a gz.msgs.WorldControlState was refused: {e}");
-                    Answer::Failed(Boolean::default().encode_to_vec())
-                }
-            }),
-        )?;
+        offer_control(node, world, "control", "gz.msgs.WorldControl", tx.clone(), |bytes| {
+            WorldControl::decode(bytes).map(|req| (req, None))
+        })?;
+        offer_control(node, world, "control/state", "gz.msgs.WorldControlState", tx, |bytes| {
+            WorldControlState::decode(bytes).map(|req| (req.world_control.unwrap_or_default(), req.state))
+        })?;
         let systems = Arc::new(Mutex::new(systems_of(runner)));
         let listed = systems.clone();
         node.offer_direct(
@@ -236,6 +209,41 @@ impl WorldTransport {
             log::warn!("world {:?}: {e}", self.world);
         }
     }
+}
+
+/// A control request as the simulation thread takes it: the control part, and the state to
+/// apply first (`control/state` only).
+type ControlRequest = (WorldControl, Option<SerializedStateMap>);
+
+/// Offers `/world/<world>/<service>`, which queues what `decode` reads for the next step
+/// boundary and answers true, or false (with a warning naming the type) when the bytes are
+/// not a `req_type`.
+fn offer_control(
+    node: &Node,
+    world: &str,
+    service: &str,
+    req_type: &'static str,
+    queue: Arc<Mutex<Sender<ControlRequest>>>,
+    decode: fn(&[u8]) -> Result<ControlRequest, plugin_api::prost::DecodeError>,
+) -> Result<(), TransportError> {
+    let name = format!("/world/{world}/{service}");
+    let label = name.clone();
+    node.offer_direct(
+        &name,
+        req_type,
+        "gz.msgs.Boolean",
+        Arc::new(move |bytes: &[u8]| match decode(bytes) {
+            Ok(req) => {
+                // The world is gone only when the server is stopping; the answer is moot.
+                let _ = queue.lock().unwrap().send(req);
+                ok_boolean()
+            }
+            Err(e) => {
+                log::warn!("{label}: a request that is not a {req_type} was refused: {e}");
+                Answer::Failed(Boolean::default().encode_to_vec())
+            }
+        }),
+    )
 }
 
 /// `/world/<w>/system/info`'s answer: every loaded system (gz-sim lists them under the
