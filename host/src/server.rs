@@ -53,8 +53,12 @@ pub struct ServerOptions {
     /// `--playback`: replay this state log instead of loading and simulating a world file.
     pub playback: Option<PathBuf>,
     /// Open the transport's sockets, listening as this says, in the partition of the
-    /// environment; `None` keeps topics and services inside the process (tests).
+    /// environment; `None` keeps topics and services inside the process (tests). The
+    /// config's `<transport><host>` applies when this is [`Bind::Ipc`].
     pub transport: Option<Bind>,
+    /// Service addresses of nodes on other machines to meet (`tcp://host:port`), besides
+    /// the config's `<transport><peer>`s.
+    pub peers: Vec<String>,
 }
 
 /// Why a server could not start.
@@ -78,6 +82,9 @@ pub enum ServerError {
     /// The transport could not start.
     #[error("transport: {0}")]
     Transport(#[from] TransportError),
+    /// The command line and the server config disagree on where to listen.
+    #[error("transport: {0}")]
+    TransportSettings(String),
     /// Several plugin libraries could not be loaded: all are named at once.
     #[error("{} plugins could not be loaded:\n  {}", .0.len(), .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Plugins(Vec<RunError>),
@@ -120,10 +127,10 @@ impl Server {
         let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
         let search = SearchPath::new(env_path.as_deref(), &config_set.plugin_paths);
         let mut loader = PluginLoader::new(search, opts.log_level);
-        let node = match &opts.transport {
-            Some(bind) => {
+        let node = match network_settings(opts, &config_set)? {
+            Some((bind, peers)) => {
                 let partition = registry::partition();
-                let node = Node::open(&partition, bind)?;
+                let node = Node::open_with_peers(&partition, &bind, peers)?;
                 log::info!("transport: partition {partition:?}, node {}", node.id());
                 node
             }
@@ -319,6 +326,36 @@ fn load_playback(
     runner.finish_load();
     runner.start_playback(player);
     Ok(runner)
+}
+
+/// Where the server listens and which peers it meets: the command line, else the config's
+/// `<transport>`; peers from both.
+fn network_settings(opts: &ServerOptions, config: &config::ServerConfigFile) -> Result<Option<(Bind, Vec<String>)>, ServerError> {
+    let Some(cli) = &opts.transport else { return Ok(None) };
+    let mut peers = opts.peers.clone();
+    let Some(spec) = &config.transport else { return Ok(Some((cli.clone(), peers))) };
+    for p in &spec.peers {
+        if !peers.contains(p) {
+            peers.push(p.clone());
+        }
+    }
+    let file_bind = spec.host.as_ref().map(|host| Bind::Tcp { host: host.clone(), port: spec.port.unwrap_or(0) });
+    let bind = match (cli, file_bind) {
+        (_, None) => cli.clone(),
+        (Bind::Ipc, Some(file)) => file,
+        // One may leave the port to the system while the other names it.
+        (Bind::Tcp { host, port }, Some(Bind::Tcp { host: fh, port: fp })) if *host == fh && (*port == 0 || fp == 0 || *port == fp) => {
+            Bind::Tcp { host: fh, port: (*port).max(fp) }
+        }
+        (Bind::Tcp { host, port }, Some(Bind::Tcp { host: fh, port: fp })) => {
+            return Err(ServerError::TransportSettings(format!(
+                "the command line listens on {host} port {port} but <transport> at {} says {fh} port {fp}; give one of them",
+                spec.origin
+            )))
+        }
+        (_, Some(file)) => file,
+    };
+    Ok(Some((bind, peers)))
 }
 
 fn record_options(opts: &ServerOptions, config: &config::ServerConfigFile) -> Option<RecordOptions> {
@@ -555,5 +592,41 @@ fn warn_once(key: &str, message: &str) {
     let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     if warned.insert(key.to_string()) {
         log::warn!("{message}");
+    }
+}
+
+#[cfg(test)]
+mod network_settings_tests {
+    use super::*;
+
+    fn with(transport: &str) -> config::ServerConfigFile {
+        config::parse_server_config_str(&format!("<server_config><plugins/>{transport}</server_config>"), "n.config").unwrap()
+    }
+
+    fn tcp(host: &str, port: u16) -> Bind {
+        Bind::Tcp { host: host.into(), port }
+    }
+
+    #[test]
+    fn the_command_line_and_the_config_combine() {
+        let opts = |bind: Option<Bind>| ServerOptions { transport: bind, peers: vec!["tcp://a:1".into()], ..Default::default() };
+        let file = with("<transport><host>10.0.0.5</host><port>7000</port><peer>b:2</peer><peer>a:1</peer></transport>");
+        // Without a network (the fixture) nothing is opened, whatever the file says.
+        assert_eq!(network_settings(&opts(None), &file).unwrap(), None);
+        // The file says where to listen when the command line does not; peers are merged.
+        let (bind, peers) = network_settings(&opts(Some(Bind::Ipc)), &file).unwrap().unwrap();
+        assert_eq!(bind, tcp("10.0.0.5", 7000));
+        assert_eq!(peers, ["tcp://a:1", "tcp://b:2"]);
+        // The same host with the port left to the system on one side is no disagreement.
+        assert_eq!(network_settings(&opts(Some(tcp("10.0.0.5", 0))), &file).unwrap().unwrap().0, tcp("10.0.0.5", 7000));
+        // Without <transport> the command line stands.
+        assert_eq!(network_settings(&opts(Some(tcp("127.0.0.1", 0))), &with("")).unwrap().unwrap().0, tcp("127.0.0.1", 0));
+    }
+
+    #[test]
+    fn a_command_line_and_a_file_that_disagree_are_an_error_naming_both() {
+        let opts = ServerOptions { transport: Some(tcp("127.0.0.1", 0)), ..Default::default() };
+        let err = network_settings(&opts, &with("<transport><host>10.0.0.5</host></transport>")).unwrap_err().to_string();
+        assert!(err.contains("127.0.0.1") && err.contains("10.0.0.5") && err.contains("n.config:1"), "{err}");
     }
 }

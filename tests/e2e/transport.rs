@@ -171,3 +171,56 @@ fn nngcat_calls_a_service_and_subscribes_to_a_topic() {
     assert!(msg.starts_with("\"/world/w/clock\\x00gz.msgs.Clock\\x00"), "a clock message as nngcat prints it: {msg}");
     stop(&dir, srv).assert_code(0);
 }
+
+/// The `host:port` a server started with `--transport-host` tells other machines to use.
+fn announced_peer(server: &mut crate::harness::Running) -> String {
+    server.wait_for_stderr("reach this server with --peer ");
+    let err = server.stderr_so_far();
+    let line = err.lines().find_map(|l| l.split_once("reach this server with --peer ").map(|(_, a)| a.trim().to_string()));
+    line.expect("the announcement names an address")
+}
+
+#[test]
+fn tools_of_another_machine_reach_a_server_by_its_address() {
+    // Two test directories are two partitions: as far as discovery goes, two machines.
+    let here = TestDir::new("transport-remote-server");
+    let there = TestDir::new("transport-remote-tool");
+    let world = here.write("w.sdf", &world_sdf("w", MODEL));
+    let mut server = Troupe::sim(&here).arg(world).args(["-r", "--transport-host", "127.0.0.1"]).spawn();
+    let peer = announced_peer(&mut server);
+
+    let alone = Troupe::service(&there).arg("-l").run();
+    alone.assert_code(0);
+    assert!(!alone.stdout.contains("/world/w/control"), "without --peer the other partition sees nothing\n{alone}");
+    let listed = Troupe::service(&there).args(["-l", "--peer", &peer]).run();
+    listed.assert_code(0);
+    assert!(listed.stdout.contains("/world/w/control"), "{listed}");
+    let topics = Troupe::topic(&there).args(["-l"]).env("TROUPE_PEERS", &peer).run();
+    assert!(topics.stdout.contains("/world/w/stats"), "TROUPE_PEERS works as --peer does\n{topics}");
+    let echo = Troupe::topic(&there).args(["-e", "-t", "/world/w/stats", "-n", "1", "--peer", &peer]).run();
+    echo.assert_code(0);
+    assert!(field(&echo.stdout, "iterations").is_some(), "{echo}");
+
+    let out = Troupe::service(&there)
+        .args(["-s", "/server_control", "--reqtype", "gz.msgs.ServerControl", "--reptype", "gz.msgs.Boolean"])
+        .args(["--timeout", "10000", "--req", "stop: true", "--peer", &peer])
+        .run();
+    out.assert_code(0);
+    assert!(out.stdout.contains("data: true"), "{out}");
+    server.wait().assert_code(0);
+}
+
+#[test]
+fn bad_and_silent_peers_are_named() {
+    let dir = TestDir::new("transport-bad-peer");
+    Troupe::service(&dir).args(["-l", "--peer", "robot.local"]).run().assert_code(2).assert_stderr_has(&["robot.local", "has no port"]);
+    Troupe::topic(&dir).arg("-l").env("TROUPE_PEERS", "ipc:///tmp/x").run().assert_code(2).assert_stderr_has(&["TROUPE_PEERS", "only tcp://"]);
+    Troupe::sim(&dir).args(["--transport-port", "7000"]).run().assert_code(2).assert_stderr_has(&["--transport-host"]);
+    // A port nobody listens on: taken from the system, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = Troupe::service(&dir).args(["-s", "/world/w/control", "--reqtype", "gz.msgs.WorldControl", "--reptype", "gz.msgs.Boolean"])
+        .args(["--req", "pause: true", "--peer", &format!("127.0.0.1:{port}")])
+        .run();
+    out.assert_stderr_has(&[&format!("peer tcp://127.0.0.1:{port} did not answer")]);
+    assert_ne!(out.code(), Some(0), "{out}");
+}

@@ -7,6 +7,7 @@ mod topic;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use troupe::transport::{registry, Bind, Node};
 
 /// Troupe: a distributed, plugin-hosted robot simulation server.
 #[derive(Parser, Debug)]
@@ -39,4 +40,19 @@ pub fn main() -> ExitCode {
         Command::Topic(args) => topic::run(args),
         Command::Service(args) => service::run(args),
     }
+}
+
+/// The node of `troupe topic` and `troupe service`: the partition's directory, and the
+/// peers on other machines given by `--peer` and `TROUPE_PEERS`. With peers, the tool
+/// listens on every interface so that a server there can reach its publisher. Peers that
+/// do not answer are named on stderr.
+fn open_tool_node(tool: &str, peers: &[String]) -> Result<Node, String> {
+    let mut all = troupe::transport::peers_from_env()?;
+    all.extend(peers.iter().cloned());
+    let bind = if all.is_empty() { Bind::Ipc } else { Bind::Tcp { host: "0.0.0.0".into(), port: 0 } };
+    let node = Node::open_with_peers(&registry::partition(), &bind, all).map_err(|e| e.to_string())?;
+    for (url, why) in node.silent_peers() {
+        eprintln!("troupe {tool}: warning: peer {url} did not answer: {why}");
+    }
+    Ok(node)
 }

@@ -3,7 +3,7 @@
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Duration;
-use troupe::transport::{registry, text, Answer, Bind, Node};
+use troupe::transport::{text, Answer, Node};
 
 /// Arguments of `troupe service`.
 #[derive(Args, Debug)]
@@ -29,6 +29,10 @@ pub struct ServiceArgs {
     /// The request in protobuf text format (`pause: true`).
     #[arg(short = 'r', long = "req", value_name = "TEXT")]
     req: Option<String>,
+    /// Also meet the node serving at this address on another machine (`host:port`,
+    /// repeatable; also `TROUPE_PEERS`).
+    #[arg(long = "peer", value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    peers: Vec<String>,
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -38,7 +42,7 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 /// Runs `troupe service ...`.
 pub fn run(args: ServiceArgs) -> ExitCode {
-    let node = match Node::open(&registry::partition(), &Bind::Ipc) {
+    let node = match super::open_tool_node("service", &args.peers) {
         Ok(n) => n,
         Err(e) => return fail(e),
     };

@@ -57,6 +57,14 @@ pub struct SimArgs {
     /// machines can connect) instead of IPC sockets only this machine sees.
     #[arg(long, value_name = "IP")]
     transport_host: Option<String>,
+    /// With --transport-host: serve services on this port (the address to give other
+    /// machines as `--peer`); without it the system picks one, printed at start.
+    #[arg(long, value_name = "PORT", requires = "transport_host")]
+    transport_port: Option<u16>,
+    /// Meet the node serving at this address on another machine (`host:port`, repeatable;
+    /// also `TROUPE_PEERS`, comma-separated).
+    #[arg(long = "peer", value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    peers: Vec<String>,
 }
 
 fn not_yet(flag: &str, issue: &str) -> String {
@@ -104,6 +112,14 @@ pub fn run(args: SimArgs) -> ExitCode {
         }
         return ExitCode::from(2);
     }
+    let mut peers = match troupe::transport::peers_from_env() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("troupe: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    peers.extend(args.peers.iter().cloned());
     let opts = ServerOptions {
         world_file: args.file.clone(),
         world_text: None,
@@ -116,9 +132,10 @@ pub fn run(args: SimArgs) -> ExitCode {
         record_path: args.record_path.clone(),
         playback: args.playback.clone(),
         transport: Some(match &args.transport_host {
-            Some(ip) => troupe::transport::Bind::Tcp(ip.clone()),
+            Some(ip) => troupe::transport::Bind::Tcp { host: ip.clone(), port: args.transport_port.unwrap_or(0) },
             None => troupe::transport::Bind::Ipc,
         }),
+        peers,
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,
@@ -135,6 +152,17 @@ pub fn run(args: SimArgs) -> ExitCode {
     }
     let worlds: Vec<String> = server.runners().iter().map(|r| r.name().to_string()).collect();
     eprintln!("troupe: running world(s) {}", worlds.join(", "));
+    if let Some(addr) = server.node().service_addr().filter(|a| a.starts_with("tcp://")) {
+        let addr = addr.trim_start_matches("tcp://");
+        match args.transport_host.as_deref() {
+            // Listening everywhere lists loopback; name the port with a placeholder host.
+            Some("0.0.0.0") => eprintln!(
+                "troupe: other machines reach this server with --peer <this machine's address>:{}",
+                addr.rsplit_once(':').map_or(addr, |(_, p)| p)
+            ),
+            _ => eprintln!("troupe: other machines reach this server with --peer {addr}"),
+        }
+    }
     if !args.run {
         let w = &worlds[0];
         eprintln!(

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use troupe::transport::{registry, text, Bind, Node, TopicOptions};
+use troupe::transport::{text, Node, TopicOptions};
 
 /// Arguments of `troupe topic`.
 #[derive(Args, Debug)]
@@ -37,6 +37,10 @@ pub struct TopicArgs {
     /// The message text for -p, when not given right after it.
     #[arg(value_name = "TEXT")]
     text: Option<String>,
+    /// Also meet the node serving at this address on another machine (`host:port`,
+    /// repeatable; also `TROUPE_PEERS`).
+    #[arg(long = "peer", value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    peers: Vec<String>,
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -44,15 +48,11 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn open_node() -> Result<Node, ExitCode> {
-    Node::open(&registry::partition(), &Bind::Ipc).map_err(fail)
-}
-
 /// Runs `troupe topic ...`.
 pub fn run(args: TopicArgs) -> ExitCode {
-    let node = match open_node() {
+    let node = match super::open_tool_node("topic", &args.peers) {
         Ok(n) => n,
-        Err(code) => return code,
+        Err(e) => return fail(e),
     };
     let code = run_with(&node, args);
     node.close_for_exit();

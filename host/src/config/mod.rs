@@ -18,6 +18,9 @@
 //! * **`<record>`** with `<record_path>FILE</record_path>` (and optionally
 //!   `<keyframe_interval>N</keyframe_interval>`) records a state log, as `--record-path`
 //!   does (see `docs/state-and-logs.md`).
+//! * **`<transport>`** with `<host>IP</host>`, `<port>N</port>` and `<peer>host:port</peer>`
+//!   elements says how other machines reach the server, as `--transport-host`,
+//!   `--transport-port` and `--peer` do (see `docs/transport.md`).
 
 pub mod names;
 mod parse;
@@ -30,6 +33,7 @@ pub use crate::xml::{parse_element_lenient, XmlSyntaxError};
 pub use names::{canonical_library, map_system, unimplemented_gz_systems, SystemName};
 pub use parse::{
     parse_server_config_file, parse_server_config_str, EntityType, PluginSpec, RecordSpec, ServerConfigFile,
+    TransportSpec,
 };
 pub use select::{priority_from_xml, select_systems, RequestedPlugin, Selected, Selection, Target};
 

@@ -92,6 +92,22 @@ pub struct ServerConfigFile {
     pub plugin_paths: Vec<PathBuf>,
     /// `<record>`: write a state log (`--record-path` overrides the path).
     pub record: Option<RecordSpec>,
+    /// `<transport>`: where the server listens and which machines it meets.
+    pub transport: Option<TransportSpec>,
+}
+
+/// The `<transport>` element: how other machines reach this server (`--transport-host`,
+/// `--transport-port` and `--peer` on the command line).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransportSpec {
+    /// `<host>`: the address to listen on over TCP.
+    pub host: Option<String>,
+    /// `<port>`: the service socket's port (0: the system picks).
+    pub port: Option<u16>,
+    /// `<peer>` elements: service addresses of nodes on other machines (`tcp://host:port`).
+    pub peers: Vec<String>,
+    /// Where it was written: `file:line`.
+    pub origin: String,
 }
 
 /// The `<record>` element: where to write the state log and how often to put keyframes.
@@ -266,6 +282,13 @@ impl Validator<'_> {
                     }
                     None => config.record = self.record(child),
                 },
+                (None, "transport") => match &config.transport {
+                    Some(first) => {
+                        let first = first.origin.clone();
+                        self.problem(child, format!("a second <transport> element (the first is at {first})"));
+                    }
+                    None => config.transport = Some(self.transport(child)),
+                },
                 (None, "plugin") => self.problem(child, "<plugin> must be inside <plugins>".into()),
                 _ => {
                     let name = qname(child);
@@ -273,7 +296,7 @@ impl Validator<'_> {
                         child,
                         format!(
                             "unknown element <{name}> in <server_config> \
-                         (expected <plugins>, <plugin_path> or <record>)"
+                         (expected <plugins>, <plugin_path>, <record> or <transport>)"
                         ),
                     );
                 }
@@ -386,6 +409,36 @@ impl Validator<'_> {
         }
         let origin = format!("{}:{}", self.label, self.line(element));
         Some(RecordSpec { path: path?, keyframe_interval, origin })
+    }
+
+    fn transport(&mut self, element: &Element) -> TransportSpec {
+        self.stray_text(element, "transport");
+        let mut spec = TransportSpec { origin: format!("{}:{}", self.label, self.line(element)), ..TransportSpec::default() };
+        for child in elements(element) {
+            let text = child.get_text().unwrap_or_default().trim().to_string();
+            match (child.prefix.as_deref(), child.name.as_str()) {
+                (None, "host") if text.parse::<std::net::IpAddr>().is_ok() => spec.host = Some(text),
+                (None, "host") => {
+                    self.problem(child, format!("<host> is \"{text}\"; expected an IP address to listen on (e.g. 192.168.1.20 or 0.0.0.0)"))
+                }
+                (None, "port") => match text.parse::<u16>() {
+                    Ok(p) => spec.port = Some(p),
+                    Err(_) => self.problem(child, format!("<port> is \"{text}\"; expected a port number (0 to 65535)")),
+                },
+                (None, "peer") => match crate::transport::peer_url(&text) {
+                    Ok(url) => spec.peers.push(url),
+                    Err(e) => self.problem(child, e),
+                },
+                _ => {
+                    let name = qname(child);
+                    self.problem(child, format!("unknown element <{name}> in <transport> (expected <host>, <port> or <peer>)"));
+                }
+            }
+        }
+        if spec.port.is_some() && spec.host.is_none() {
+            self.problem(element, "<transport> gives a <port> but no <host> to listen on".into());
+        }
+        spec
     }
 
     fn plugin_path(&mut self, element: &Element) -> Option<PathBuf> {

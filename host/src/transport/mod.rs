@@ -10,6 +10,7 @@
 //! in a queue the system drains at a step boundary.
 
 mod net;
+mod peers;
 pub mod registry;
 pub mod text;
 pub mod wire;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+pub use peers::{peer_url, peers_from_env};
 pub use wire::Answer;
 
 /// What went wrong in the transport.
@@ -308,9 +310,16 @@ pub enum Bind {
     /// IPC sockets in the rendezvous directory (the default; this machine only).
     #[default]
     Ipc,
-    /// TCP on this host address with ports the system picks (`127.0.0.1`, or an
-    /// interface's address to be reachable from other machines).
-    Tcp(String),
+    /// TCP on a host address (`127.0.0.1`, an interface's address to be reachable from
+    /// other machines, or `0.0.0.0` for all of them). The service socket listens on
+    /// `port` (0: the system picks one), the address other machines are given; the
+    /// publisher's port is always picked by the system and learned through discovery.
+    Tcp {
+        /// The address to listen on.
+        host: String,
+        /// The service socket's port.
+        port: u16,
+    },
 }
 
 impl Node {
@@ -324,8 +333,14 @@ impl Node {
     /// A node of `partition`, listening as `bind` says and listed in the partition's
     /// rendezvous directory.
     pub fn open(partition: &str, bind: &Bind) -> Result<Node, TransportError> {
+        Node::open_with_peers(partition, bind, Vec::new())
+    }
+
+    /// A node of `partition` that also meets the nodes on other machines whose service
+    /// addresses `peers` lists (`tcp://host:port`, see [`peer_url`]).
+    pub fn open_with_peers(partition: &str, bind: &Bind, peers: Vec<String>) -> Result<Node, TransportError> {
         let id = format!("{}-{}", std::process::id(), NODES.fetch_add(1, Ordering::Relaxed));
-        let net = net::Net::open(&id, &registry::rendezvous_dir(partition), bind)?;
+        let net = net::Net::open(&id, &registry::rendezvous_dir(partition), bind, peers)?;
         let inner = Arc::new(Inner::new(id, partition.to_string(), Some(net)));
         if let Some(net) = &inner.net {
             net.start(Arc::downgrade(&inner))?;
@@ -404,8 +419,8 @@ impl Node {
         Ok(true)
     }
 
-    /// Whether anyone listens: a subscriber in this process, or any process connected to
-    /// this node's publisher.
+    /// Whether anyone listens: a subscriber in this process, or another node connected to
+    /// this one that lists the topic among its subscriptions (noticed within about 100 ms).
     pub fn has_subscribers(&self, publisher: u64) -> bool {
         let remote = self.inner.net.as_ref().is_some_and(|n| n.has_remote_subscribers());
         if !remote && self.inner.local_subscriptions.load(Ordering::Relaxed) == 0 {
@@ -413,7 +428,18 @@ impl Node {
         }
         let state = self.inner.state.lock().unwrap();
         let Some(p) = state.publishers.get(&publisher) else { return false };
-        state.subscribers.get(&p.topic).is_some_and(|v| !v.is_empty()) || self.inner.net.as_ref().is_some_and(|n| n.has_remote_subscribers())
+        state.subscribers.get(&p.topic).is_some_and(|v| !v.is_empty()) || self.inner.net.as_ref().is_some_and(|n| n.is_wanted(&p.topic))
+    }
+
+    /// Configured peers that did not answer this node's last greeting: (address, why).
+    pub fn silent_peers(&self) -> Vec<(String, String)> {
+        self.inner.net.as_ref().map(|n| n.silent_peers()).unwrap_or_default()
+    }
+
+    /// Where this node serves its services: the address to give nodes on other machines
+    /// as a peer (`None` without a network).
+    pub fn service_addr(&self) -> Option<String> {
+        self.inner.net.as_ref().map(|n| n.service_addr())
     }
 
     /// Subscribes to a topic (`msg_type` "" takes messages of any type). Messages of
@@ -490,15 +516,28 @@ impl Node {
 
     /// Ends a subscription.
     pub fn unsubscribe(&self, subscription: u64) -> bool {
-        let mut state = self.inner.state.lock().unwrap();
-        let mut found = false;
-        for queues in state.subscribers.values_mut() {
-            let before = queues.len();
-            queues.retain(|q| q.id != subscription);
-            found |= queues.len() != before;
+        let (mut found, mut emptied) = (false, Vec::new());
+        {
+            let mut state = self.inner.state.lock().unwrap();
+            for (topic, queues) in state.subscribers.iter_mut() {
+                let before = queues.len();
+                queues.retain(|q| q.id != subscription);
+                if queues.len() != before {
+                    found = true;
+                    if queues.is_empty() {
+                        emptied.push(topic.clone());
+                    }
+                }
+            }
+            state.subscribers.retain(|_, queues| !queues.is_empty());
         }
         if found {
             self.inner.local_subscriptions.fetch_sub(1, Ordering::Relaxed);
+        }
+        if let (false, Some(net)) = (emptied.is_empty(), &self.inner.net) {
+            if let Err(e) = net.list(|e| e.subscriptions.retain(|t| !emptied.contains(t))) {
+                log::warn!("transport: {e}");
+            }
         }
         found
     }

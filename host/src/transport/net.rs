@@ -3,6 +3,7 @@
 //! services, one SUB socket dialled to every publisher of a topic it subscribes to, and
 //! the node's file in the rendezvous directory.
 
+use super::peers::{self, RemoteNodes};
 use super::registry::{self, Entry, Registration};
 use super::wire::{self, Answer, TopicFrame};
 use super::{Bind, Inner, Node, TransportError};
@@ -14,7 +15,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Requests one node serves at the same time (each waits in its own nng context).
 const CONTEXTS: usize = 32;
@@ -39,6 +40,20 @@ pub(super) struct Net {
     registration: Mutex<Registration>,
     dialed: Mutex<HashSet<String>>,
     workers: Mutex<Vec<(Aio, Context)>>,
+    /// Configured addresses of nodes on other machines (`tcp://host:port`).
+    peer_urls: Vec<String>,
+    /// What those nodes, and nodes that greeted this one, listed.
+    remote: RemoteNodes,
+    /// Topics some other node subscribes to, as last seen by discovery.
+    wanted: Mutex<HashSet<String>>,
+    /// Nodes that have subscribed to a topic this node publishes: each dialled this
+    /// node's publisher once and stays connected while it lives, subscribed or not.
+    dialed_by: Mutex<HashSet<String>>,
+    /// How many of those still live: connections beyond that come from subscribers that
+    /// list nothing (nngcat, another transport).
+    known_subscribers: AtomicUsize,
+    /// Configured peers that did not answer the last greeting, and why.
+    silent: Mutex<Vec<(String, String)>>,
 }
 
 fn listen(sock: &Socket, bind: &Bind, dir: &Path, id: &str, kind: &str) -> Result<String, TransportError> {
@@ -50,9 +65,14 @@ fn listen(sock: &Socket, bind: &Bind, dir: &Path, id: &str, kind: &str) -> Resul
             return Ok(ipc);
         }
         Bind::Ipc => "127.0.0.1",
-        Bind::Tcp(host) => host.as_str(),
+        Bind::Tcp { host, .. } => host.as_str(),
     };
-    let url = format!("tcp://{host}:0");
+    // Only the service socket takes a fixed port: it is the address other machines are given.
+    let port = match bind {
+        Bind::Tcp { port, .. } if kind == "rep" => *port,
+        _ => 0,
+    };
+    let url = if host.contains(':') { format!("tcp://[{host}]:{port}") } else { format!("tcp://{host}:{port}") };
     let listener = nng::Listener::new(sock, &url).map_err(nng_err(format!("listening on {url}")))?;
     let local = listener.get_opt::<nng::options::LocalAddr>().map_err(nng_err(format!("reading the port of {url}")))?;
     // nng 1.0.1 hands the port over in network byte order, unconverted.
@@ -67,7 +87,7 @@ fn listen(sock: &Socket, bind: &Bind, dir: &Path, id: &str, kind: &str) -> Resul
 }
 
 impl Net {
-    pub(super) fn open(id: &str, dir: &Path, bind: &Bind) -> Result<Net, TransportError> {
+    pub(super) fn open(id: &str, dir: &Path, bind: &Bind, peer_urls: Vec<String>) -> Result<Net, TransportError> {
         std::fs::create_dir_all(dir).map_err(|source| TransportError::Rendezvous { dir: dir.to_path_buf(), source })?;
         let pub_sock = Socket::new(Protocol::Pub0).map_err(nng_err("opening a publisher socket"))?;
         pub_sock.set_opt::<SendBufferSize>(BUFFER).map_err(nng_err("sizing the publisher's buffer"))?;
@@ -102,6 +122,12 @@ impl Net {
             registration: Mutex::new(registration),
             dialed: Mutex::new(HashSet::new()),
             workers: Mutex::new(Vec::new()),
+            peer_urls,
+            remote: RemoteNodes::default(),
+            wanted: Mutex::new(HashSet::new()),
+            dialed_by: Mutex::new(HashSet::new()),
+            known_subscribers: AtomicUsize::new(0),
+            silent: Mutex::new(Vec::new()),
         })
     }
 
@@ -122,7 +148,7 @@ impl Net {
             .name("troupe-sub".into())
             .spawn(move || receive(&sub, &weak))
             .map_err(|source| TransportError::Thread { what: "subscriber", source })?;
-        let weak = inner;
+        let weak = inner.clone();
         std::thread::Builder::new()
             .name("troupe-discovery".into())
             .spawn(move || loop {
@@ -135,16 +161,107 @@ impl Net {
                 }
             })
             .map_err(|source| TransportError::Thread { what: "discovery", source })?;
+        if !self.peer_urls.is_empty() {
+            // The first round before anything else, so that a tool listing or calling right
+            // away already sees the peers' topics and services.
+            self.greet_peers();
+            // Greeting waits on the network, so it has its own thread: a peer that does not
+            // answer must not hold up discovery on this machine.
+            let weak = inner;
+            std::thread::Builder::new()
+                .name("troupe-peers".into())
+                .spawn(move || loop {
+                    std::thread::sleep(peers::GREET_EVERY);
+                    let Some(inner) = weak.upgrade() else { return };
+                    if let Some(net) = &inner.net {
+                        net.greet_peers();
+                    }
+                })
+                .map_err(|source| TransportError::Thread { what: "peer greeting", source })?;
+        }
         Ok(())
     }
 
-    /// Dials every publisher of the partition that publishes one of `topics`.
+    /// Exchanges listings with every configured peer; notes the ones that did not answer.
+    fn greet_peers(&self) {
+        let own = peers::hello_text(self.registration.lock().unwrap().entry());
+        let mut silent = Vec::new();
+        for url in &self.peer_urls {
+            let why = match call(url, peers::HELLO, own.as_bytes(), peers::HELLO_TIMEOUT) {
+                Ok(Answer::Ok(text)) => match Entry::parse("", &String::from_utf8_lossy(&text)) {
+                    Some(mut e) => {
+                        if let Some(host) = peers::url_host(url) {
+                            peers::localize(&mut e, host);
+                        }
+                        if e.node != self.id {
+                            self.remote.learn(e, Instant::now());
+                        }
+                        continue;
+                    }
+                    None => "it answered with a listing Troupe cannot read (not a Troupe node?)".to_string(),
+                },
+                Ok(Answer::Error(e)) => format!("it refused the greeting: {e}"),
+                Ok(Answer::Failed(_)) => "it refused the greeting".to_string(),
+                Err(e) => e.to_string(),
+            };
+            log::debug!("transport: peer {url} did not answer: {why}");
+            silent.push((url.clone(), why));
+        }
+        *self.silent.lock().unwrap() = silent;
+    }
+
+    /// Configured peers that did not answer the last greeting: (address, why).
+    pub(super) fn silent_peers(&self) -> Vec<(String, String)> {
+        self.silent.lock().unwrap().clone()
+    }
+
+    /// Answers another machine's hello: records its listing and gives this node's.
+    fn hello(&self, payload: &[u8], seen_from: Option<String>) -> Answer {
+        let Some(mut e) = Entry::parse("", &String::from_utf8_lossy(payload)) else {
+            return Answer::Error("@troupe/hello: the listing could not be read".into());
+        };
+        if let Some(host) = seen_from {
+            peers::localize(&mut e, &host);
+        }
+        if e.node != self.id {
+            self.remote.learn(e, Instant::now());
+        }
+        Answer::Ok(peers::hello_text(self.registration.lock().unwrap().entry()).into_bytes())
+    }
+
+    /// Every other node this one knows of: the partition's directory and the listings
+    /// of other machines.
+    pub(super) fn peers(&self) -> Vec<Entry> {
+        let mut all: Vec<Entry> = registry::scan(&self.dir).into_iter().filter(|e| e.node != self.id).collect();
+        for e in self.remote.current(Instant::now()) {
+            if !all.iter().any(|k| k.node == e.node && k.rep_addr == e.rep_addr) {
+                all.push(e);
+            }
+        }
+        all
+    }
+
+    /// Dials every publisher that publishes one of `topics`, and notes which topics other
+    /// nodes subscribe to.
     fn discover(&self, topics: &[String]) {
+        let peers = self.peers();
+        let published: HashSet<String> = self.registration.lock().unwrap().entry().topics.iter().map(|(t, _)| t.clone()).collect();
+        let known = {
+            let mut dialed_by = self.dialed_by.lock().unwrap();
+            for e in &peers {
+                if e.subscriptions.iter().any(|t| published.contains(t)) {
+                    dialed_by.insert(e.node.clone());
+                }
+            }
+            peers.iter().filter(|e| dialed_by.contains(&e.node)).count()
+        };
+        self.known_subscribers.store(known, Ordering::Relaxed);
+        *self.wanted.lock().unwrap() = peers.iter().flat_map(|e| e.subscriptions.iter().cloned()).collect();
         if topics.is_empty() {
             return;
         }
-        for e in registry::scan(&self.dir) {
-            if e.node == self.id || !e.topics.iter().any(|(t, _)| topics.contains(t)) {
+        for e in peers {
+            if !e.topics.iter().any(|(t, _)| topics.contains(t)) {
                 continue;
             }
             let mut dialed = self.dialed.lock().unwrap();
@@ -158,6 +275,14 @@ impl Net {
 
     pub(super) fn subscribe(&self, topic: &str) -> Result<(), TransportError> {
         self.sub_sock.set_opt::<Subscribe>(wire::topic_prefix(topic)).map_err(nng_err(format!("subscribing to {topic}")))?;
+        self.list(|e| {
+            e.subscriptions.insert(topic.to_string());
+        })?;
+        // Peers on other machines hear of the subscription now rather than at the next
+        // greeting, a second away.
+        if !self.peer_urls.is_empty() {
+            self.greet_peers();
+        }
         self.discover(&[topic.to_string()]);
         Ok(())
     }
@@ -177,6 +302,21 @@ impl Net {
         self.remote_subscribers.load(Ordering::Relaxed) > 0
     }
 
+    /// Whether another node that is connected subscribes to `topic` (as of the last
+    /// discovery round, at most [`DISCOVERY_PERIOD`] ago). A connection no known node
+    /// accounts for is a subscriber that does not say what it wants: every topic counts
+    /// as wanted then.
+    pub(super) fn is_wanted(&self, topic: &str) -> bool {
+        let connected = self.remote_subscribers.load(Ordering::Relaxed);
+        connected > 0
+            && (connected > self.known_subscribers.load(Ordering::Relaxed) || self.wanted.lock().unwrap().contains(topic))
+    }
+
+    /// Where this node serves its services (the address other machines are given).
+    pub(super) fn service_addr(&self) -> String {
+        self.registration.lock().unwrap().entry().rep_addr.clone()
+    }
+
     pub(super) fn list(&self, change: impl FnOnce(&mut Entry)) -> Result<(), TransportError> {
         self.registration.lock().unwrap().update(change).map_err(|source| TransportError::Rendezvous { dir: self.dir.clone(), source })
     }
@@ -190,10 +330,6 @@ impl Net {
                 let _ = std::fs::remove_file(p);
             }
         }
-    }
-
-    pub(super) fn peers(&self) -> Vec<Entry> {
-        registry::scan(&self.dir).into_iter().filter(|e| e.node != self.id).collect()
     }
 
     pub(super) fn find_service(&self, service: &str) -> Option<String> {
@@ -223,7 +359,7 @@ impl Drop for Net {
 /// answer when it comes, receive the next.
 fn serve(node: &Weak<Inner>, ctx: &Context, aio: Aio, result: AioResult) {
     match result {
-        AioResult::Recv(Ok(msg)) => {
+        AioResult::Recv(Ok(mut msg)) => {
             let Some(inner) = node.upgrade() else { return };
             let node = Node { inner };
             let (c, a) = (ctx.clone(), aio.clone());
@@ -233,7 +369,15 @@ fn serve(node: &Weak<Inner>, ctx: &Context, aio: Aio, result: AioResult) {
                     let _ = c.recv(&a);
                 }
             });
+            // Only the hello needs to know who called (asking nng costs a lookup).
+            let seen_from = if msg.as_slice().starts_with(peers::HELLO.as_bytes()) { remote_host(&mut msg) } else { None };
             match wire::decode_request(&msg) {
+                Ok((peers::HELLO, payload)) => {
+                    match &node.inner.net {
+                        Some(net) => respond(net.hello(payload, seen_from)),
+                        None => respond(Answer::Error("no network".into())),
+                    }
+                }
                 Ok((name, payload)) => node.dispatch(name, payload, respond),
                 Err(e) => respond(Answer::Error(e.0)),
             }
@@ -250,6 +394,15 @@ fn serve(node: &Weak<Inner>, ctx: &Context, aio: Aio, result: AioResult) {
             let _ = ctx.recv(&aio);
         }
         AioResult::Sleep(_) => {}
+    }
+}
+
+/// The IP address a message came from, when it came over TCP.
+fn remote_host(msg: &mut Message) -> Option<String> {
+    match msg.pipe()?.get_opt::<nng::options::RemAddr>().ok()? {
+        nng::SocketAddr::Inet(a) => Some(a.ip().to_string()),
+        nng::SocketAddr::Inet6(a) => Some(a.ip().to_string()),
+        _ => None,
     }
 }
 

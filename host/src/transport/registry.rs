@@ -12,7 +12,12 @@
 //! rep ipc:///run/user/1000/troupe/p/4242-1.rep
 //! topic /world/shapes/stats gz.msgs.WorldStatistics
 //! service /world/shapes/control gz.msgs.WorldControl gz.msgs.Boolean
+//! sub /world/shapes/pose/info
 //! ```
+//!
+//! `sub` lines name the topics the node subscribes to, so that a publisher builds only the
+//! messages somebody wants. Nodes on other machines exchange the same text through the
+//! `@troupe/hello` service (see `peers`), with a leading `node <id>` line.
 //!
 //! Readers skip (and delete) the files of processes that no longer exist, so a crashed
 //! server leaves nothing behind for long.
@@ -69,10 +74,12 @@ pub struct Entry {
     pub topics: BTreeSet<(String, String)>,
     /// Services it offers: (name, request type, response type).
     pub services: BTreeSet<(String, String, String)>,
+    /// Topics it subscribes to.
+    pub subscriptions: BTreeSet<String>,
 }
 
 impl Entry {
-    fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let mut out = format!("pid {}\npub {}\nrep {}\n", self.pid, self.pub_addr, self.rep_addr);
         for (t, ty) in &self.topics {
             out.push_str(&format!("topic {t} {ty}\n"));
@@ -80,10 +87,14 @@ impl Entry {
         for (s, req, rep) in &self.services {
             out.push_str(&format!("service {s} {req} {rep}\n"));
         }
+        for t in &self.subscriptions {
+            out.push_str(&format!("sub {t}\n"));
+        }
         out
     }
 
-    fn parse(node: &str, text: &str) -> Option<Entry> {
+    /// Parses a node's listing; a `node <id>` line (the hello exchange) overrides `node`.
+    pub(super) fn parse(node: &str, text: &str) -> Option<Entry> {
         let mut e = Entry { node: node.to_string(), ..Entry::default() };
         for line in text.lines() {
             let mut words = line.split(' ');
@@ -97,6 +108,10 @@ impl Entry {
                 (Some("service"), Some(s), Some(req), Some(rep)) => {
                     e.services.insert((s.to_string(), req.to_string(), rep.to_string()));
                 }
+                (Some("sub"), Some(t), None, None) => {
+                    e.subscriptions.insert(t.to_string());
+                }
+                (Some("node"), Some(n), None, None) => e.node = n.to_string(),
                 _ => return None,
             }
         }
@@ -211,6 +226,7 @@ mod tests {
             ..Entry::default()
         };
         entry.topics.insert(("/world/w/stats".into(), "gz.msgs.WorldStatistics".into()));
+        entry.subscriptions.insert("/world/w/wrench".into());
         let mut reg = Registration::create(&dir, entry.clone()).unwrap();
         reg.update(|e| {
             e.services.insert(("/world/w/control".into(), "gz.msgs.WorldControl".into(), "gz.msgs.Boolean".into()));

@@ -96,7 +96,7 @@ fn two_networked_nodes_exchange_topics_and_services() {
         assert!(Instant::now() < deadline, "no message reached the subscriber in {WAIT:?}");
     };
     assert_eq!((first.topic.as_str(), first.msg_type.as_str(), first.sender.as_str()), ("/world/w/clock", "gz.msgs.Clock", server.id()));
-    assert!(server.has_subscribers(publisher));
+    assert!(eventually(|| server.has_subscribers(publisher)));
     // A burst after the connection is up arrives whole and in order.
     let base = first.seq;
     for _ in 0..500 {
@@ -125,10 +125,91 @@ fn two_networked_nodes_exchange_topics_and_services() {
 #[test]
 fn tcp_nodes_listen_on_system_chosen_ports() {
     let p = partition("tcp");
-    let server = Node::open(&p, &Bind::Tcp("127.0.0.1".into())).unwrap();
+    let server = Node::open(&p, &Bind::Tcp { host: "127.0.0.1".into(), port: 0 }).unwrap();
     server.offer_direct("/s", "gz.msgs.Empty", "gz.msgs.Empty", Arc::new(|_: &[u8]| Answer::Ok(vec![]))).unwrap();
     let client = Node::open(&p, &Bind::Ipc).unwrap();
     let peer = client.peers().into_iter().find(|e| e.node == server.id()).unwrap();
     assert!(peer.rep_addr.starts_with("tcp://127.0.0.1:") && !peer.rep_addr.ends_with(":0"), "{}", peer.rep_addr);
     assert_eq!(client.call("/s", b"", WAIT).unwrap(), Answer::Ok(vec![]));
+}
+
+/// Polls `cond` until it holds or `WAIT` passes; answers whether it held.
+fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < WAIT {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+#[test]
+fn a_publisher_knows_which_of_its_topics_have_subscribers() {
+    let p = partition("wanted");
+    let server = Node::open(&p, &Bind::Ipc).unwrap();
+    let watched = server.advertise("/watched", "gz.msgs.StringMsg", TopicOptions::default()).unwrap();
+    let ignored = server.advertise("/ignored", "gz.msgs.StringMsg", TopicOptions::default()).unwrap();
+    let client = Node::open(&p, &Bind::Ipc).unwrap();
+    let sub = client.subscribe("/watched", "").unwrap();
+    assert!(eventually(|| server.has_subscribers(watched)), "the subscription is noticed");
+    // Until discovery has read the subscriber's listing, its connection counts for every
+    // topic; after that, only for the topic it named.
+    assert!(eventually(|| !server.has_subscribers(ignored)), "a connected subscriber of another topic does not count");
+    assert!(server.has_subscribers(watched));
+    assert!(client.unsubscribe(sub.id()));
+    assert!(eventually(|| !server.has_subscribers(watched)), "the ended subscription is noticed");
+}
+
+#[test]
+fn nodes_of_other_machines_meet_through_peer_addresses() {
+    // Two partitions stand for two machines: their rendezvous directories never meet, so
+    // only the peer address brings them together.
+    let server = Node::open(&partition("peer-server"), &Bind::Tcp { host: "127.0.0.1".into(), port: 0 }).unwrap();
+    server.offer_direct("/remote/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|r: &[u8]| Answer::Ok(r.to_vec()))).unwrap();
+    let info = server.advertise("/remote/info", "gz.msgs.StringMsg", TopicOptions::default()).unwrap();
+    let commands = server.subscribe("/remote/cmd", "").unwrap();
+    let addr = server.service_addr().unwrap();
+    assert!(addr.starts_with("tcp://127.0.0.1:"), "{addr}");
+
+    // As a command-line tool with --peer opens its node.
+    let tool = Node::open_with_peers(&partition("peer-tool"), &Bind::Tcp { host: "0.0.0.0".into(), port: 0 }, vec![addr]).unwrap();
+    assert!(tool.silent_peers().is_empty(), "{:?}", tool.silent_peers());
+    assert!(tool.services().iter().any(|(s, _, _)| s == "/remote/echo"), "the first greeting happens before open returns");
+    assert!(tool.topics().iter().any(|(t, _)| t == "/remote/info"));
+    assert_eq!(tool.call("/remote/echo", b"over there", WAIT).unwrap(), Answer::Ok(b"over there".to_vec()));
+
+    // Topics flow both ways: the server dials the tool's publisher from what the tool told it.
+    let echo = tool.subscribe("/remote/info", "").unwrap();
+    assert!(eventually(|| server.has_subscribers(info)));
+    assert!(eventually(|| {
+        server.publish(info, b"state").unwrap();
+        echo.take().iter().any(|m| m.payload == b"state")
+    }));
+    let cmd = tool.advertise("/remote/cmd", "gz.msgs.Twist", TopicOptions::default()).unwrap();
+    assert!(eventually(|| {
+        tool.publish(cmd, b"go").unwrap();
+        commands.take().iter().any(|m| m.payload == b"go" && m.msg_type == "gz.msgs.Twist")
+    }));
+    assert!(server.peers().iter().any(|e| e.node == tool.id()), "the server lists the tool it heard from");
+
+    // A node that stops greeting is forgotten.
+    let tool_id = tool.id().to_string();
+    drop(tool);
+    assert!(eventually(|| !server.peers().iter().any(|e| e.node == tool_id)), "a silent peer is forgotten");
+}
+
+#[test]
+fn a_peer_that_does_not_answer_is_named() {
+    // A port nobody listens on: taken from the system, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("tcp://127.0.0.1:{port}");
+    let node = Node::open_with_peers(&partition("silent"), &Bind::Ipc, vec![url.clone()]).unwrap();
+    let silent = node.silent_peers();
+    assert_eq!(silent.len(), 1, "{silent:?}");
+    assert_eq!(silent[0].0, url);
+    assert!(!silent[0].1.is_empty());
+    let err = node.call("/anything", b"", Duration::from_secs(1)).unwrap_err().to_string();
+    assert!(err.contains("/anything"), "{err}");
 }

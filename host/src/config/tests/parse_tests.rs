@@ -239,7 +239,7 @@ fn all_problems_are_reported_together() {
         "many.config:1: the root element is <config>, expected <server_config>",
         "many.config:2: empty <plugin_path>; expected a directory",
         "many.config:3: <plugin> must be inside <plugins>",
-        "many.config:4: unknown element <extra> in <server_config> (expected <plugins>, <plugin_path> or <record>)",
+        "many.config:4: unknown element <extra> in <server_config> (expected <plugins>, <plugin_path>, <record> or <transport>)",
         "many.config:6: <plugin> is missing the `entity_name` attribute",
         "many.config:7: <plugin> has an empty `entity_name` attribute",
         "many.config:8: <plugin> has an empty `name` attribute",
@@ -403,4 +403,34 @@ fn record_element_names_the_log_and_keyframe_interval() {
     let lines: Vec<String> =
         problems(parse_server_config_str("<server_config><plugins/><record/></server_config>", "e.config")).iter().map(|p| p.to_string()).collect();
     assert_eq!(lines, ["e.config:1: <record> needs a <record_path>"]);
+}
+
+#[test]
+fn transport_element_says_where_to_listen_and_whom_to_meet() {
+    let text = "<server_config><plugins/><transport><host>10.0.0.5</host><port>11345</port>\
+                <peer>10.0.0.6:11345</peer><peer>tcp://robot.local:7000</peer></transport></server_config>";
+    let t = parse_server_config_str(text, "t.config").unwrap().transport.unwrap();
+    assert_eq!(t.host.as_deref(), Some("10.0.0.5"));
+    assert_eq!(t.port, Some(11345));
+    assert_eq!(t.peers, ["tcp://10.0.0.6:11345", "tcp://robot.local:7000"]);
+    assert_eq!(t.origin, "t.config:1");
+
+    let text = "<server_config>\n<plugins/>\n<transport>\n<host>not-an-ip</host>\n<port>70000</port>\n<peer>nowhere</peer>\n\
+                <bind>x</bind>\n</transport>\n<transport/>\n</server_config>";
+    let lines: Vec<String> = problems(parse_server_config_str(text, "b.config")).iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "b.config:4: <host> is \"not-an-ip\"; expected an IP address to listen on (e.g. 192.168.1.20 or 0.0.0.0)",
+            "b.config:5: <port> is \"70000\"; expected a port number (0 to 65535)",
+            "b.config:6: peer address \"nowhere\" has no port (write host:port, e.g. 192.168.1.20:11345)",
+            "b.config:7: unknown element <bind> in <transport> (expected <host>, <port> or <peer>)",
+            "b.config:9: a second <transport> element (the first is at b.config:3)",
+        ]
+    );
+    let lines: Vec<String> = problems(parse_server_config_str("<server_config><plugins/><transport><port>1</port></transport></server_config>", "p.config"))
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(lines, ["p.config:1: <transport> gives a <port> but no <host> to listen on"]);
 }
