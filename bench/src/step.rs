@@ -123,9 +123,9 @@ pub(crate) fn bench_step(plan: &Plan) -> Result<(), String> {
     let library = server.runners()[0].system_labels()[0].clone();
     println!("2. Per-iteration cost of an empty world (Server::step_once(Duration::ZERO), real_time_factor 0).");
     println!(
-        "   Stand-ins: three testing::Noop systems loaded from the server config through the real \
-         plugin loader ({}), because Troupe's physics, user-commands and scene-broadcaster \
-         systems are not built yet.",
+        "   Systems: three testing::Noop systems loaded from the server config through the real \
+         plugin loader ({}), in place of the default three (physics, user-commands, \
+         scene-broadcaster), so that the figure is the host's own cost per step and not theirs.",
         library.trim_start_matches("testing::Noop ").trim_matches(|c| c == '(' || c == ')')
     );
     println!(

@@ -431,6 +431,13 @@ impl Node {
         state.subscribers.get(&p.topic).is_some_and(|v| !v.is_empty()) || self.inner.net.as_ref().is_some_and(|n| n.is_wanted(&p.topic))
     }
 
+    /// Whether anything subscribes to anything: false means [`Node::has_subscribers`] is
+    /// false for every publisher (two atomic loads).
+    #[inline]
+    pub fn may_have_subscribers(&self) -> bool {
+        self.inner.local_subscriptions.load(Ordering::Relaxed) > 0 || self.inner.net.as_ref().is_some_and(|n| n.has_remote_subscribers())
+    }
+
     /// Configured peers that did not answer this node's last greeting: (address, why).
     pub fn silent_peers(&self) -> Vec<(String, String)> {
         self.inner.net.as_ref().map(|n| n.silent_peers()).unwrap_or_default()

@@ -35,6 +35,9 @@ pub struct WorldTransport {
     node: Node,
     world: String,
     requests: Receiver<ControlRequest>,
+    /// Says whether `requests` holds anything, so that a step without requests costs one
+    /// atomic load rather than a channel poll.
+    inbox: Arc<ControlInbox>,
     stats: u64,
     clock: u64,
     global: Option<(u64, u64)>,
@@ -71,7 +74,8 @@ impl WorldTransport {
             false => None,
         };
         let (tx, requests) = channel();
-        let tx = Arc::new(Mutex::new(tx));
+        let tx = Arc::new(ControlInbox { sender: Mutex::new(tx), waiting: AtomicBool::new(false) });
+        let inbox = tx.clone();
         offer_control(node, world, "control", "gz.msgs.WorldControl", tx.clone(), |bytes| {
             WorldControl::decode(bytes).map(|req| (req, None))
         })?;
@@ -92,6 +96,7 @@ impl WorldTransport {
             node: node.clone(),
             world: world.to_string(),
             requests,
+            inbox,
             stats,
             clock,
             global,
@@ -107,7 +112,9 @@ impl WorldTransport {
     /// run that many iterations and pause again, only when the request leaves the world
     /// paused; `reset` rewinds everything or only the clock).
     pub fn before_step(&mut self, runner: &mut WorldRunner) {
-        for (req, state) in self.requests.try_iter() {
+        let arrived: Vec<ControlRequest> =
+            if self.inbox.waiting.swap(false, Ordering::Acquire) { self.requests.try_iter().collect() } else { Vec::new() };
+        for (req, state) in arrived {
             if let Some(state) = state {
                 // control/state: the state first, as gz-sim applies it at the start of the step.
                 if let Err(e) = crate::state::apply_state(&mut runner.ecm, &state) {
@@ -167,7 +174,9 @@ impl WorldTransport {
                 self.run_to_ns = None;
             }
         }
-        let wants_clock = self.node.has_subscribers(self.clock) || self.global.is_some_and(|(_, c)| self.node.has_subscribers(c));
+        // One check for the usual case of nobody listening at all, rather than four.
+        let listening = self.node.may_have_subscribers();
+        let wants_clock = listening && (self.node.has_subscribers(self.clock) || self.global.is_some_and(|(_, c)| self.node.has_subscribers(c)));
         if wants_clock {
             let system = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
             let clock = Clock {
@@ -184,7 +193,7 @@ impl WorldTransport {
         }
         let sim_delta = info.sim_time_ns - self.last_sim_ns;
         self.last_sim_ns = info.sim_time_ns;
-        let wants_stats = self.node.has_subscribers(self.stats) || self.global.is_some_and(|(s, _)| self.node.has_subscribers(s));
+        let wants_stats = listening && (self.node.has_subscribers(self.stats) || self.global.is_some_and(|(s, _)| self.node.has_subscribers(s)));
         if wants_stats {
             let rtf = if wall.is_zero() { 0.0 } else { sim_delta as f64 * 1e-9 / wall.as_secs_f64() };
             let stats = WorldStatistics {
@@ -215,6 +224,13 @@ impl WorldTransport {
 /// apply first (`control/state` only).
 type ControlRequest = (WorldControl, Option<SerializedStateMap>);
 
+/// Where the transport's thread leaves control requests for the simulation thread.
+struct ControlInbox {
+    sender: Mutex<Sender<ControlRequest>>,
+    /// Set after each send, cleared by the simulation thread before it takes them.
+    waiting: AtomicBool,
+}
+
 /// Offers `/world/<world>/<service>`, which queues what `decode` reads for the next step
 /// boundary and answers true, or false (with a warning naming the type) when the bytes are
 /// not a `req_type`.
@@ -223,7 +239,7 @@ fn offer_control(
     world: &str,
     service: &str,
     req_type: &'static str,
-    queue: Arc<Mutex<Sender<ControlRequest>>>,
+    queue: Arc<ControlInbox>,
     decode: fn(&[u8]) -> Result<ControlRequest, plugin_api::prost::DecodeError>,
 ) -> Result<(), TransportError> {
     let name = format!("/world/{world}/{service}");
@@ -235,7 +251,8 @@ fn offer_control(
         Arc::new(move |bytes: &[u8]| match decode(bytes) {
             Ok(req) => {
                 // The world is gone only when the server is stopping; the answer is moot.
-                let _ = queue.lock().unwrap().send(req);
+                let _ = queue.sender.lock().unwrap().send(req);
+                queue.waiting.store(true, Ordering::Release);
                 ok_boolean()
             }
             Err(e) => {
