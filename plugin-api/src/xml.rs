@@ -59,6 +59,17 @@ impl PluginXml {
                 .map_err(|_| XmlError(format!("<{tag}> must be a {}, found {t:?}", std::any::type_name::<T>()))),
         }
     }
+    /// Every child element `tag`, in order, each readable like the plugin element itself
+    /// (for parameters that are blocks, such as gz-sim's `<persistent>` wrenches).
+    pub fn elements(&self, tag: &str) -> Vec<PluginXml> {
+        self.root
+            .children
+            .iter()
+            .filter_map(|n| n.as_element())
+            .filter(|e| e.name == tag)
+            .map(|e| PluginXml { root: e.clone() })
+            .collect()
+    }
     /// Texts of every child element `tag`, in order.
     pub fn texts(&self, tag: &str) -> Vec<String> {
         self.root
@@ -109,6 +120,10 @@ mod tests {
         assert_eq!(x.value::<u32>("every").unwrap(), Some(3));
         assert_eq!(x.texts("tag"), vec!["a", "b"]);
         assert_eq!(x.value::<u32>("missing").unwrap(), None);
+        let x = PluginXml::parse("<plugin><block><a>1</a></block><block><a>2</a></block><other/></plugin>").unwrap();
+        let blocks = x.elements("block");
+        assert_eq!(blocks.iter().map(|b| b.text("a").unwrap()).collect::<Vec<_>>(), ["1", "2"]);
+        assert!(x.elements("missing").is_empty());
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! * [`transport`]: world control, stats and the topic/service tools, with `nngcat`.
 //! * [`commands`]: spawning, moving and resetting through the user-commands services.
 //! * [`scene`]: the scene broadcaster of the default config, read with the tools.
+//! * [`model_systems`]: `worlds/diff_drive.sdf` driven over `cmd_vel` with `troupe topic`.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -27,6 +28,7 @@ mod ids;
 mod include;
 mod lifecycle;
 mod logs;
+mod model_systems;
 mod output;
 mod scene;
 mod spawn;

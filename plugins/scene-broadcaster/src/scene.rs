@@ -110,6 +110,8 @@ pub fn model_msg(ecm: &impl EcmRead, e: EntityId) -> gz::Model {
         id: id32(e),
         is_static: is_static(ecm, e),
         pose: Some(pose_msg(name, e, &pose)),
+        // Joints are not part of the scene gz-sim broadcasts either.
+        joint: Vec::new(),
         link: children_with::<Link>(ecm, e).into_iter().map(|l| link_msg(ecm, l)).collect(),
         deleted: false,
         self_collide: ecm.get::<SelfCollide>(e).is_some_and(|s| s.0),
