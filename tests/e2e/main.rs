@@ -16,6 +16,7 @@
 //! * [`transport`]: world control, stats and the topic/service tools, with `nngcat`.
 //! * [`commands`]: spawning, moving and resetting through the user-commands services.
 //! * [`scene`]: the scene broadcaster of the default config, read with the tools.
+//! * [`sensors`]: a real subscriber at real time receives every sensor sample.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -29,6 +30,7 @@ mod lifecycle;
 mod logs;
 mod output;
 mod scene;
+mod sensors;
 mod spawn;
 mod transport;
 mod worlds;
