@@ -174,7 +174,7 @@ fn describe(name: &str, kind: &str, origin: &str) -> String {
 #[derive(Debug)]
 pub enum Parsed {
     /// Simulate it.
-    Sensor(Common),
+    Sensor(Box<Common>),
     /// Skip it, with this warning.
     Skip(String),
 }
@@ -197,7 +197,7 @@ pub fn parse_common(name: &str, sdf: &SensorSdf) -> Parsed {
     if !sdf.update_rate.is_finite() || sdf.update_rate < 0.0 {
         return Parsed::Skip(format!("{what}: <update_rate> must be a number >= 0, found {}; skipped", sdf.update_rate));
     }
-    Parsed::Sensor(Common { name: name.to_string(), sdf_type: sdf.kind.clone(), kind, rate: sdf.update_rate, origin, xml })
+    Parsed::Sensor(Box::new(Common { name: name.to_string(), sdf_type: sdf.kind.clone(), kind, rate: sdf.update_rate, origin, xml }))
 }
 
 /// Parses an element given as text (undeclared prefixes are tolerated as the plugin API does).

@@ -122,7 +122,7 @@ impl Sensors {
             let Some(sdf) = ecm.get::<SensorSdf>(e) else { continue };
             let name = ecm.get::<Name>(e).map(|n| n.0).unwrap_or_default();
             let common = match config::parse_common(&name, &sdf) {
-                Parsed::Sensor(c) => c,
+                Parsed::Sensor(c) => *c,
                 Parsed::Skip(warning) => {
                     log::warn!("{warning}");
                     continue;
