@@ -10,12 +10,15 @@
 //!
 //! * The kinematic physics backend stepping a many-robot world (`Server::step_once`) against
 //!   its engine stepping the same scene bare, with no ECM.
+//! * Sensors: a world with a 640 x 16 CPU lidar at 10 Hz among 1000 shapes against the same
+//!   world without it.
 //!
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
 
 mod kinematic;
 mod physics;
+mod sensors;
 mod state;
 mod step;
 mod transport;
@@ -76,7 +79,7 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|sensors]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
     --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics or transport\n";
 
@@ -96,10 +99,10 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
-                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics or transport, got {got}\n{USAGE}");
+                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics, transport or sensors, got {got}\n{USAGE}");
                     std::process::exit(2);
                 }
             },
@@ -159,6 +162,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("transport") {
         transport::bench(plan.quick)?;
+        println!();
+    }
+    if plan.runs("sensors") {
+        sensors::bench(plan.quick, plan.reps)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());

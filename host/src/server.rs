@@ -21,9 +21,17 @@ use std::time::{Duration, Instant};
 
 /// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
 /// library not listed here are skipped with a warning ("not available yet").
-pub const SHIPPED_SYSTEMS: &[&str] =
-    &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_scene_broadcaster",
-      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller"];
+pub const SHIPPED_SYSTEMS: &[&str] = &[
+    "troupe_physics_rapier",
+    "troupe_physics_kinematic",
+    "troupe_user_commands",
+    "troupe_scene_broadcaster",
+    "troupe_sensors",
+    "troupe_diff_drive",
+    "troupe_apply_link_wrench",
+    "troupe_velocity_control",
+    "troupe_joint_position_controller",
+];
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
 /// already holds what they would do).
@@ -420,6 +428,7 @@ fn load_world(
         swap_physics(&mut chosen, engine);
     }
     add_sensors_if_needed(&runner, &mut chosen);
+    one_sensors(&mut chosen);
 
     // World-file world plugins and config plugins (selection order), then model and sensor
     // plugins of the world file in document order.
@@ -513,14 +522,53 @@ fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selected>) {
         log::info!("world {:?} has sensors and no sensors system: adding troupe_sensors", runner.name());
         chosen.push(Selected {
             library: "troupe_sensors".into(),
-            name: "gz::sim::systems::Sensors".into(),
-            xml: "<plugin filename=\"gz-sim-sensors-system\" name=\"gz::sim::systems::Sensors\"/>".into(),
+            name: "troupe::sensors::All".into(),
+            xml: "<plugin filename=\"troupe_sensors\" name=\"troupe::sensors::All\"/>".into(),
             origin: "added by the host".into(),
             target: Target::World,
             from_config: false,
             world_name: None,
         });
     }
+}
+
+/// gz-sim has one system per sensor type (`gz-sim-imu-system`, `gz-sim-contact-system`...);
+/// Troupe has one `troupe_sensors` instance per world, and each of those names enables its
+/// type. The world-level selections of `troupe_sensors` are merged into the first: its XML
+/// gets an `<enable>CLASS</enable>` child per selection (its own included) followed by the
+/// children of every merged `<plugin>`.
+fn one_sensors(chosen: &mut Vec<Selected>) {
+    let is_sensors = |s: &Selected| s.library == "troupe_sensors" && s.target == Target::World;
+    let Some(first) = chosen.iter().position(is_sensors) else { return };
+    let merged: Vec<Selected> = chosen.iter().filter(|s| is_sensors(s)).cloned().collect();
+    let mut root = match crate::xml::parse_element_lenient(&merged[0].xml) {
+        Ok(el) => el,
+        Err(_) => xmltree::Element::new("plugin"),
+    };
+    root.children.clear();
+    for s in &merged {
+        let mut enable = xmltree::Element::new("enable");
+        enable.children.push(xmltree::XMLNode::Text(s.name.clone()));
+        root.children.push(xmltree::XMLNode::Element(enable));
+    }
+    for s in &merged {
+        if let Ok(el) = crate::xml::parse_element_lenient(&s.xml) {
+            root.children.extend(el.children.into_iter().filter(|n| matches!(n, xmltree::XMLNode::Element(_))));
+        }
+    }
+    if merged.len() > 1 {
+        let origins: Vec<&str> = merged.iter().map(|s| s.origin.as_str()).collect();
+        log::info!("one troupe_sensors instance serves {} sensor systems ({})", merged.len(), origins.join(", "));
+    }
+    let mut keep = merged[0].clone();
+    keep.xml = crate::xml::to_string(&root);
+    let mut i = 0;
+    chosen.retain(|s| {
+        let drop = is_sensors(s) && i != first;
+        i += 1;
+        !drop
+    });
+    chosen[first] = keep;
 }
 
 fn resolve_selected(runner: &WorldRunner, world: &str, s: Selected) -> Option<SystemRequest> {

@@ -17,6 +17,7 @@
 //! * [`commands`]: spawning, moving and resetting through the user-commands services.
 //! * [`scene`]: the scene broadcaster of the default config, read with the tools.
 //! * [`model_systems`]: `worlds/diff_drive.sdf` driven over `cmd_vel` with `troupe topic`.
+//! * [`sensors`]: a real subscriber at real time receives every sensor sample.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -31,6 +32,7 @@ mod logs;
 mod model_systems;
 mod output;
 mod scene;
+mod sensors;
 mod spawn;
 mod transport;
 mod worlds;

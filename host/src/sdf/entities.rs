@@ -38,10 +38,18 @@ pub(crate) fn sensor(ctx: &mut Ctx<'_>, el: &Element) -> Result<SensorSdf> {
         topic,
         pose: raw_pose.value,
         raw_pose,
-        xml: to_string(el),
+        xml: sensor_xml(el, &ctx.origin(el)),
         plugins,
         origin: ctx.origin(el),
     })
+}
+
+/// The `<sensor>` element as XML text for the sensors system, with where it was written in
+/// a `troupe_origin="file:line"` attribute so its warnings can say where.
+fn sensor_xml(el: &Element, origin: &super::dom::Origin) -> String {
+    let mut el = el.clone();
+    el.attributes.insert("troupe_origin".into(), origin.to_string());
+    to_string(&el)
 }
 
 const JOINT_TOLERATED: &[&str] =

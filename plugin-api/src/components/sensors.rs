@@ -16,7 +16,8 @@ record_component! {
         always_on: bool = false,
         /// `<topic>` as written; empty for the sensor type's default topic.
         topic: String = String::new(),
-        /// The whole `<sensor>...</sensor>` element.
+        /// The whole `<sensor>...</sensor>` element, with where it was written added as
+        /// a `troupe_origin="file:line"` attribute (for messages about it).
         xml: String = String::new(),
     }
 }
