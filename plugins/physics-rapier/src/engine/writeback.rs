@@ -182,13 +182,17 @@ impl World {
                     // from the other collision to this one.
                     let n = if mine_first { -m.data.normal } else { m.data.normal };
                     for p in &m.points {
-                        if p.dist > 0.0 {
+                        // A point apart (dist > 0) counts only when the solver pushed through it:
+                        // rapier finds contacts ahead of time and, once a body rests, can keep
+                        // the gap it first measured (a dropped ball at rest reads 1.3 cm apart
+                        // while carrying its weight).
+                        if p.dist > 0.0 && p.data.impulse <= 0.0 {
                             continue;
                         }
                         let world = c1.position() * p.local_p1;
                         contact.positions.push(vec_from_r(world));
                         contact.normals.push(vec_from_r(n));
-                        contact.depths.push(-p.dist);
+                        contact.depths.push((-p.dist).max(0.0));
                         contact.forces.push(vec_from_r(n * (p.data.impulse / dt)));
                     }
                 }
