@@ -232,6 +232,10 @@ impl Primary {
             }
             return;
         }
+        if matches!(self.phase, Phase::Stopping { .. }) {
+            // A stop decided during the handshake also reached this joiner; it will leave.
+            return;
+        }
         if !matches!(self.phase, Phase::Joining { .. }) {
             let detail = format!("{} secondaries were expected and the run has started", self.cfg.secondaries);
             return self.fail(now, RunError { peer, cause: Cause::LateJoin, detail, reported_by: None });

@@ -308,3 +308,18 @@ fn without_a_join_timeout_the_primary_waits() {
     p.handle_tick(Duration::from_secs(3600));
     assert!(p.outcome().is_none());
 }
+
+#[test]
+fn a_stop_during_the_handshake_ends_joined_and_joining_secondaries_cleanly() {
+    let mut p = primary(3);
+    let mut ss = secondaries(2);
+    pump(Duration::ZERO, &mut p, &mut ss);
+    p.request_stop(Duration::ZERO);
+    // A third secondary's Join arrives while stopping: not a late join.
+    ss.push(Secondary::new(secondary_config("s3"), Duration::ZERO));
+    pump(Duration::ZERO, &mut p, &mut ss);
+    assert_eq!(p.outcome(), Some(&Outcome::Stopped { after_seq: 0 }));
+    for s in &ss[..2] {
+        assert_eq!(s.outcome(), Some(&Outcome::Stopped { after_seq: 0 }));
+    }
+}
