@@ -10,8 +10,10 @@
 //!   and loads their libraries.
 //! * [`state`] turns an ECM into gz's `SerializedStateMap` and back, and records logs.
 //! * [`fixture`] is the test fixture for plugin authors and our own tests.
+//! * [`distributed`] is the primary/secondary step protocol as state machines with no I/O.
 
 pub mod config;
+pub mod distributed;
 pub mod ecm;
 pub mod factory;
 pub mod fixture;

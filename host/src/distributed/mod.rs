@@ -1,0 +1,34 @@
+//! The distributed step protocol (seed 001) as two state machines with no I/O.
+//!
+//! A [`Primary`] and N [`Secondary`]s take decoded [`messages::Envelope`]s and clock ticks
+//! (`now` is a [`Duration`](std::time::Duration) from an injected clock, never the wall clock)
+//! and produce [`Transmit`]s to send and events for their driver: the driver moves bytes
+//! (issue 8: over nng), runs the simulation steps the machines order and turns their
+//! [`Outcome`] into an exit code. Read `docs/distributed.md` for the protocol itself.
+//!
+//! * [`messages`]: the prost messages (`host/proto/troupe/distributed.proto`).
+//! * [`peer`]: peers, timing, transmits; [`outcome`]: how a run ends and why.
+//! * [`assignment`]: which secondary simulates which performer (pure functions).
+//! * [`primary`] / [`secondary`]: the two machines.
+//! * [`simnet`]: a seeded in-memory network with loss, delay, reordering, duplication and
+//!   partitions, on which the machines are tested.
+
+pub mod assignment;
+pub mod messages;
+pub mod outcome;
+pub mod peer;
+pub mod primary;
+pub mod secondary;
+pub mod simnet;
+
+pub use assignment::{LevelId, Membership, Owners, PerformerId};
+pub use outcome::{Cause, Outcome, RunError};
+pub use peer::{Destination, PeerRef, Timing, Transmit};
+pub use primary::{Primary, PrimaryConfig, PrimaryEvent, StepInput, StepRefused};
+pub use secondary::{Secondary, SecondaryConfig, SecondaryEvent, StepOrder};
+
+/// The protocol version every message carries; peers with another version are refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+#[cfg(test)]
+mod tests;
