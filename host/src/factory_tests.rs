@@ -17,7 +17,7 @@ fn load(file: &str) -> Ecm {
 
 fn ecm_of(doc: &sdf::SdfDocument) -> Ecm {
     let mut ecm = Ecm::new();
-    create_world(&mut ecm, &doc.worlds[0], doc.entity_count).unwrap_or_else(|e| panic!("{}", e.message));
+    create_world(&mut ecm, &doc.worlds[0], doc.entity_count, Levels::Off).unwrap_or_else(|e| panic!("{}", e.message));
     ecm
 }
 

@@ -25,6 +25,7 @@ mod errors;
 mod harness;
 mod ids;
 mod include;
+mod levels;
 mod lifecycle;
 mod logs;
 mod output;

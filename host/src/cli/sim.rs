@@ -66,9 +66,6 @@ fn not_yet(flag: &str, issue: &str) -> String {
 impl SimArgs {
     fn unavailable(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.levels {
-            out.push(not_yet("--levels", "the level manager (levels and performers)"));
-        }
         if self.network_role.is_some() || self.network_secondaries.is_some() {
             out.push(not_yet("--network-role / --network-secondaries", "distributed simulation"));
         }
@@ -119,6 +116,7 @@ pub fn run(args: SimArgs) -> ExitCode {
             Some(ip) => troupe::transport::Bind::Tcp(ip.clone()),
             None => troupe::transport::Bind::Ipc,
         }),
+        levels: args.levels,
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,
