@@ -11,10 +11,14 @@
 //! * The kinematic physics backend stepping a many-robot world (`Server::step_once`) against
 //!   its engine stepping the same scene bare, with no ECM.
 //!
+//! * Levels: the level manager stepping many levels and performers, levels on vs off with
+//!   everything loaded, and the level update's cost as the number of levels grows.
+//!
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
 
 mod kinematic;
+mod levels;
 mod physics;
 mod state;
 mod step;
@@ -76,9 +80,9 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|levels]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics or transport\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics, transport or levels\n";
 
 fn main() {
     let all: Vec<String> = std::env::args().collect();
@@ -96,7 +100,7 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "levels"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
                     eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics or transport, got {got}\n{USAGE}");
@@ -159,6 +163,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("transport") {
         transport::bench(plan.quick)?;
+        println!();
+    }
+    if plan.runs("levels") {
+        levels::bench(plan.quick, plan.reps)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());
