@@ -44,9 +44,9 @@ fn assert_error(body: &str, needle: &str, what: &str) {
 fn a_level_without_a_box_is_an_error() {
     assert_error(r#"    <level name="nobox"><ref>a</ref></level>"#, "nobox", "<level name=\"nobox\"> has no <geometry><box>");
     assert_error(
-        "    <level name=\"round\">\n      <geometry><sphere><radius>1</radius></sphere></geometry>\n    </level>",
-        "<sphere>",
-        "only <box> geometry is supported, found <sphere>",
+        "    <level name=\"round\">\n      <geometry><cylinder><radius>1</radius><length>1</length></cylinder></geometry>\n    </level>",
+        "<cylinder>",
+        "only <box> geometry is supported, found <cylinder>",
     );
 }
 

@@ -140,6 +140,11 @@ impl System for LevelManager {
         self.serve_set_performer(ecm)?;
         self.update_levels(ecm)
     }
+
+    /// Not called: [`LevelManager::hooks`] says pre_update only.
+    fn update(&mut self, _info: &UpdateInfo, _ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        Ok(())
+    }
 }
 
 impl LevelManager {
@@ -219,7 +224,7 @@ impl LevelManager {
             log::warn!("set_performer: model {name:?} is a performer already (entity {})", p.id);
             return Ok(false);
         }
-        let id = ecm.create_entity(model);
+        let id = ecm.create_entity(Some(model));
         ecm.set(id, &Name(format!("perf_{name}")), Change::OneTime)?;
         ecm.set(id, &Performer, Change::OneTime)?;
         ecm.set(id, &PerformerRef(name.to_string()), Change::OneTime)?;
@@ -281,7 +286,7 @@ impl LevelManager {
                 for name in level.names.iter().filter(|n| !keep.contains(n.as_str())) {
                     let Some(&e) = top.get(name.as_str()) else { continue };
                     if !performer_models.contains(&e) {
-                        ecm.request_remove(e, true);
+                        ecm.request_remove(e);
                     }
                 }
                 ecm.set(level.id, &LevelLoaded(false), Change::OneTime)?;

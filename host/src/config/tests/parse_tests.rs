@@ -404,3 +404,15 @@ fn record_element_names_the_log_and_keyframe_interval() {
         problems(parse_server_config_str("<server_config><plugins/><record/></server_config>", "e.config")).iter().map(|p| p.to_string()).collect();
     assert_eq!(lines, ["e.config:1: <record> needs a <record_path>"]);
 }
+
+#[test]
+fn levels_element_turns_levels_on_or_off() {
+    let with = |body: &str| format!("<server_config><plugins/>{body}</server_config>");
+    assert_eq!(parse_server_config_str(&with(""), "c").unwrap().levels, None);
+    assert_eq!(parse_server_config_str(&with("<levels>true</levels>"), "c").unwrap().levels, Some(true));
+    assert_eq!(parse_server_config_str(&with("<levels> false </levels>"), "c").unwrap().levels, Some(false));
+    let p = problems(parse_server_config_str(&with("\n<levels>maybe</levels>"), "c"));
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].line, 2);
+    assert_eq!(p[0].message, "<levels> is \"maybe\"; expected true or false");
+}
