@@ -3,7 +3,7 @@
 //! `/world/default/level/set_performer`, and steps; the level manager's log lines say what
 //! it loads. Bad levels input stops the start with the file and line.
 
-use crate::harness::{repo_file, world_sdf, TestDir, Troupe};
+use crate::harness::{repo_file, server_config, world_sdf, TestDir, Troupe};
 
 fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) -> crate::output::Output {
     Troupe::service(dir)
@@ -23,7 +23,18 @@ fn step(dir: &TestDir, n: u32) {
 #[test]
 fn levels_load_as_a_runtime_performer_moves() {
     let dir = TestDir::new("levels-e2e");
-    let mut srv = Troupe::sim(&dir).arg("--levels").arg("-v").arg("3").arg(repo_file("worlds/levels_seed000.sdf")).spawn();
+    // User commands (to move a model) and no physics: nothing falls while we look.
+    let config = dir.write(
+        "levels.config",
+        &server_config(
+            r#"    <plugin entity_name="*" entity_type="world" filename="gz-sim-user-commands-system" name="gz::sim::systems::UserCommands"/>"#,
+        ),
+    );
+    let mut srv = Troupe::sim(&dir)
+        .args(["--levels", "-v", "3", "--config"])
+        .arg(config)
+        .arg(repo_file("worlds/levels_seed000.sdf"))
+        .spawn();
     srv.wait_for_stderr("running world(s) default");
     let listed = Troupe::service(&dir).arg("-l").run();
     assert!(listed.stdout.lines().any(|l| l == "/world/default/level/set_performer"), "{listed}");
