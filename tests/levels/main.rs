@@ -8,7 +8,7 @@
 //! * [`edges`]: buffers entered without entering the level, closed boxes, two performers
 //!   keeping one level, leaving and coming back with the same ids, systems of unloaded
 //!   models, what other systems see, levels off.
-//! * [`service`]: `/world/<w>/level/set_performer`.
+//! * [`service`]: the `/world/<w>/level/set_performer` service.
 //! * [`errors`]: bad input: errors with element and line, warnings.
 //! * [`gz_world`]: gz-sim's `levels.sdf` (`$TROUPE_GZ_WORLDS`).
 

@@ -25,12 +25,15 @@ pub fn seed_world_with_m1_system() -> String {
 
 type Moves = Arc<Mutex<Vec<(String, Vec3)>>>;
 
+/// What the fixture's post_update saw: (iteration, new model names, removed model names).
+pub type Seen = Arc<Mutex<Vec<(u64, Vec<String>, Vec<String>)>>>;
+
 /// A loaded world whose models the test moves.
 pub struct Levels {
     pub f: TestFixture,
     moves: Moves,
-    /// What the fixture's post_update saw: (iteration, new model names, removed model names).
-    pub seen: Arc<Mutex<Vec<(u64, Vec<String>, Vec<String>)>>>,
+    /// What the fixture's post_update saw.
+    pub seen: Seen,
 }
 
 /// Loads `text` with levels on or off, without the default config's systems.
@@ -44,7 +47,7 @@ pub fn try_load(text: &str, levels: bool) -> Result<Levels, String> {
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
     let opts = ServerOptions { world_text: Some((text.to_string(), "<levels test>".into())), run: true, levels, ..Default::default() };
     let moves: Moves = Arc::default();
-    let seen: Arc<Mutex<Vec<(u64, Vec<String>, Vec<String>)>>> = Arc::default();
+    let seen: Seen = Arc::default();
     let (m, s) = (moves.clone(), seen.clone());
     let f = TestFixture::with_options(opts)
         .map_err(|e| e.to_string())?
