@@ -13,10 +13,14 @@
 //! * Sensors: a world with a 640 x 16 CPU lidar at 10 Hz among 1000 shapes against the same
 //!   world without it.
 //!
+//! * Levels: the level manager stepping many levels and performers, levels on vs off with
+//!   everything loaded, and the level update's cost as the number of levels grows.
+//!
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
 
 mod kinematic;
+mod levels;
 mod physics;
 mod sensors;
 mod state;
@@ -79,9 +83,9 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|sensors]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|sensors|levels]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics or transport\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics, transport or levels\n";
 
 fn main() {
     let all: Vec<String> = std::env::args().collect();
@@ -99,7 +103,7 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors", "levels"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
                     eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics, transport or sensors, got {got}\n{USAGE}");
@@ -166,6 +170,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("sensors") {
         sensors::bench(plan.quick, plan.reps)?;
+        println!();
+    }
+    if plan.runs("levels") {
+        levels::bench(plan.quick, plan.reps)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());

@@ -51,7 +51,7 @@ fn load(models: usize) -> Result<Ecm, String> {
     let doc = troupe::sdf::parse_str(&shapes_world(models), "<bench shapes world>").map_err(|e| e.to_string())?;
     let world = doc.worlds.first().ok_or("the shapes world has no <world>")?;
     let mut ecm = Ecm::new();
-    troupe::factory::create_world(&mut ecm, world, doc.entity_count).map_err(|e| e.message.to_string())?;
+    troupe::factory::create_world(&mut ecm, world, doc.entity_count, troupe::factory::Levels::Off).map_err(|e| e.message.to_string())?;
     ecm.end_step();
     Ok(ecm)
 }

@@ -7,6 +7,7 @@ use crate::ecm::{Ecm, Spawner};
 use crate::sdf::{self, JointSdf, LightSdf, LinkSdf, ModelSdf, PluginSdf, SensorSdf, ShapeSdf, WorldSdf};
 use plugin_api::components::*;
 use plugin_api::{Change, Component, EcmError, EntityId};
+use std::collections::HashSet;
 
 /// A `<plugin>` of a model or sensor, with the entity it attaches to.
 #[derive(Clone, Debug)]
@@ -150,9 +151,22 @@ impl Factory<'_> {
     }
 }
 
+/// Which of a world's top-level entities to create at load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Levels {
+    /// Levels off: every entity, with the level bookkeeping entities if the world has a
+    /// levels plugin (`<plugin name="gz::sim">`).
+    Off,
+    /// Levels on: the default level (entities no level refers to) and the performers; the
+    /// level manager loads the rest.
+    On,
+}
+
 /// Creates a world's entities with their file ids; answers the model and sensor plugins to
-/// load. Levels and performers are numbered but created by the level manager, not here.
-pub fn create_world(ecm: &mut Ecm, world: &WorldSdf, entity_count: u64) -> Result<(EntityId, Vec<AttachedPlugin>), EcmError> {
+/// load. With levels on only the default level's entities and the performers' models are
+/// created. Levels and performers become entities (file ids) when the world has a levels
+/// plugin or levels are on, with the default level after them (the first run-time id).
+pub fn create_world(ecm: &mut Ecm, world: &WorldSdf, entity_count: u64, levels: Levels) -> Result<(EntityId, Vec<AttachedPlugin>), EcmError> {
     ecm.reserve_ids(entity_count);
     let mut f = Factory { ecm, base: 0, plugins: Vec::new() };
     let id = f.entity(world.ordinal, EntityId::NULL, &world.name)?;
@@ -164,17 +178,102 @@ pub fn create_world(ecm: &mut Ecm, world: &WorldSdf, entity_count: u64) -> Resul
     f.put(id, &WindVelocity(world.wind))?;
     f.put(id, &world.spherical_coordinates)?;
     f.put(id, &world.scene)?;
+    let in_a_level: HashSet<&str> = match levels {
+        Levels::On => world.levels.iter().flat_map(|l| l.refs.iter().map(String::as_str)).collect(),
+        Levels::Off => HashSet::new(),
+    };
+    let load = |name: &str| !in_a_level.contains(name);
     // Children in document order: ids are ordinals, so creating kind by kind is fine.
-    for light in &world.lights {
+    for light in world.lights.iter().filter(|l| load(&l.name)) {
         f.light(light, id)?;
     }
-    for model in &world.models {
+    for model in world.models.iter().filter(|m| load(&m.name)) {
         f.model(model, id)?;
     }
-    for joint in &world.joints {
+    for joint in world.joints.iter().filter(|j| load(&j.name)) {
         f.joint(joint, id)?;
     }
+    if world.levels_plugin.is_some() || levels == Levels::On {
+        f.levels(world, id, levels)?;
+    }
     Ok((id, f.plugins))
+}
+
+impl Factory<'_> {
+    /// Level, performer and default-level entities (seed 000; gz-sim's components).
+    fn levels(&mut self, world: &WorldSdf, world_id: EntityId, levels: Levels) -> Result<(), EcmError> {
+        for l in &world.levels {
+            let id = self.entity(l.ordinal, world_id, &l.name)?;
+            self.put(id, &Level)?;
+            self.put(id, &l.pose)?;
+            self.put(id, &Geometry::Box { size: l.size })?;
+            self.put(id, &LevelBuffer(l.buffer))?;
+            let mut names = l.refs.clone();
+            names.sort();
+            self.put(id, &LevelEntityNames(names))?;
+            self.put(id, &LevelLoaded(levels == Levels::Off))?;
+        }
+        for p in &world.performers {
+            let model = world.models.iter().find(|m| m.name == p.model).map(|m| self.id(m.ordinal));
+            let id = self.entity(p.ordinal, model.unwrap_or(world_id), &p.name)?;
+            self.put(id, &Performer)?;
+            self.put(id, &PerformerRef(p.model.clone()))?;
+            self.put(id, &PerformerLevels(Vec::new()))?;
+            if let Some(size) = p.size {
+                self.put(id, &Geometry::Box { size })?;
+            }
+        }
+        let referred: HashSet<&str> = world.levels.iter().flat_map(|l| l.refs.iter().map(String::as_str)).collect();
+        let mut default: Vec<String> = world
+            .lights
+            .iter()
+            .map(|l| &l.name)
+            .chain(world.models.iter().map(|m| &m.name))
+            .chain(world.joints.iter().map(|j| &j.name))
+            .filter(|n| !referred.contains(n.as_str()))
+            .cloned()
+            .collect();
+        default.sort();
+        default.dedup();
+        let id = self.ecm.create_entity();
+        self.put(id, &Name("default".into()))?;
+        self.put(id, &ParentEntity(world_id))?;
+        self.put(id, &Level)?;
+        self.put(id, &DefaultLevel)?;
+        self.put(id, &LevelEntityNames(default))?;
+        self.put(id, &LevelLoaded(true))?;
+        Ok(())
+    }
+}
+
+/// Creates the world file's top-level model, light or joint `name` with its file ids under
+/// the world entity (the level manager loading a level); answers its top entity and the
+/// systems it names.
+pub fn create_world_entity(ecm: &mut Ecm, world: &WorldSdf, name: &str) -> Result<(EntityId, Vec<AttachedPlugin>), String> {
+    let world_id = EntityId(world.ordinal);
+    let ordinal = world
+        .models
+        .iter()
+        .map(|m| (&m.name, m.ordinal))
+        .chain(world.lights.iter().map(|l| (&l.name, l.ordinal)))
+        .chain(world.joints.iter().map(|j| (&j.name, j.ordinal)))
+        .find(|(n, _)| n.as_str() == name)
+        .map(|(_, o)| o)
+        .ok_or_else(|| format!("world {:?} has no top-level model, light or joint named {name:?} in its file", world.name))?;
+    if ecm.has_entity(EntityId(ordinal)) {
+        return Err(format!("{name:?} (entity {ordinal}) is loaded already"));
+    }
+    let mut f = Factory { ecm, base: 0, plugins: Vec::new() };
+    let result = if let Some(m) = world.models.iter().find(|m| m.ordinal == ordinal) {
+        f.model(m, world_id)
+    } else if let Some(l) = world.lights.iter().find(|l| l.ordinal == ordinal) {
+        f.light(l, world_id)
+    } else {
+        let j = world.joints.iter().find(|j| j.ordinal == ordinal).expect("found above");
+        f.joint(j, world_id)
+    };
+    let top = result.map_err(|e| e.to_string())?;
+    Ok((top, f.plugins))
 }
 
 /// Creates the entities of an SDF snippet (one `<model>` or `<light>`) under `parent` with
@@ -209,15 +308,24 @@ pub fn create_snippet(ecm: &mut Ecm, text: &str, parent: EntityId) -> Result<(En
     Ok((top, f.plugins))
 }
 
-/// The runner's [`Spawner`]: creates snippets and queues the systems they name.
+/// The runner's [`Spawner`]: creates snippets and world-file entities and queues the systems
+/// they name.
 pub struct QueueingSpawner<'a> {
     /// Systems to load at the start of the next step.
     pub queue: &'a mut Vec<AttachedPlugin>,
+    /// The parsed world the runner was loaded from (none in playback).
+    pub world: Option<&'a WorldSdf>,
 }
 
 impl Spawner for QueueingSpawner<'_> {
     fn create_from_sdf(&mut self, ecm: &mut Ecm, sdf: &str, parent: EntityId) -> Result<EntityId, String> {
         let (top, plugins) = create_snippet(ecm, sdf, parent)?;
+        self.queue.extend(plugins);
+        Ok(top)
+    }
+    fn load_world_entity(&mut self, ecm: &mut Ecm, name: &str) -> Result<EntityId, String> {
+        let world = self.world.ok_or("this runner has no world file to load entities from (playback)")?;
+        let (top, plugins) = create_world_entity(ecm, world, name)?;
         self.queue.extend(plugins);
         Ok(top)
     }

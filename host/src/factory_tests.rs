@@ -17,7 +17,7 @@ fn load(file: &str) -> Ecm {
 
 fn ecm_of(doc: &sdf::SdfDocument) -> Ecm {
     let mut ecm = Ecm::new();
-    create_world(&mut ecm, &doc.worlds[0], doc.entity_count).unwrap_or_else(|e| panic!("{}", e.message));
+    create_world(&mut ecm, &doc.worlds[0], doc.entity_count, Levels::Off).unwrap_or_else(|e| panic!("{}", e.message));
     ecm
 }
 
@@ -191,4 +191,62 @@ fn bad_environment_values_are_errors_with_line() {
              <collide_bitmask>-1</collide_bitmask></contact></surface></collision></link></model>"),
         "bad.sdf:2: <collide_bitmask> needs an unsigned integer (decimal or 0x hex), found \"-1\""
     );
+}
+
+const LEVELS: &str = r#"<sdf version="1.9"><world name="w">
+  <light name="sun" type="directional"/>
+  <model name="robot"><link name="l"><collision name="c"><geometry><box/></geometry></collision></link></model>
+  <model name="inside"><link name="l"><visual name="v"><geometry><box/></geometry></visual></link>
+    <plugin filename="some_lib" name="some::System"/></model>
+  <model name="global"><link name="l"/></model>
+  <plugin name="gz::sim" filename="dummy">
+    <performer name="p"><ref>robot</ref></performer>
+    <level name="lv"><pose>1 2 3 0 0 0</pose><geometry><box><size>4 5 6</size></box></geometry>
+      <buffer>0.5</buffer><ref>inside</ref><ref>sun</ref></level>
+  </plugin>
+</world></sdf>"#;
+
+#[test]
+fn levels_on_creates_the_default_level_and_performers_only() {
+    let doc = parse_str_with(LEVELS, "levels.sdf", &ModelPaths::default()).unwrap();
+    let w = &doc.worlds[0];
+    let mut ecm = Ecm::new();
+    let (_, plugins) = create_world(&mut ecm, w, doc.entity_count, Levels::On).unwrap();
+    let top: Vec<String> = ecm.children(EntityId(1)).filter_map(|e| ecm.get::<Name>(e).map(|n| n.0)).collect();
+    assert_eq!(top, ["robot", "global", "lv", "default"], "no sun, no inside; the performer is below its model");
+    assert!(plugins.is_empty(), "inside's system waits for its level");
+    let lv = find(&ecm, "lv");
+    assert_eq!(lv.0, w.levels[0].ordinal);
+    assert_eq!(ecm.get::<LevelEntityNames>(lv).unwrap().0, ["inside", "sun"]);
+    assert_eq!(ecm.get::<LevelBuffer>(lv), Some(LevelBuffer(0.5)));
+    assert_eq!(ecm.get::<Geometry>(lv), Some(Geometry::Box { size: Vec3::new(4.0, 5.0, 6.0) }));
+    assert_eq!(ecm.get::<LevelLoaded>(lv), Some(LevelLoaded(false)));
+    let default = find(&ecm, "default");
+    assert_eq!(default.0, doc.entity_count + 1, "the first run-time id");
+    assert!(ecm.get::<DefaultLevel>(default).is_some());
+    assert_eq!(ecm.get::<LevelEntityNames>(default).unwrap().0, ["global", "robot"]);
+    // The performer hangs below its model.
+    let p = EntityId(w.performers[0].ordinal);
+    assert_eq!(ecm.parent(p), Some(find(&ecm, "robot")));
+    assert_eq!(ecm.get::<PerformerRef>(p), Some(PerformerRef("robot".into())));
+
+    // Loading "inside" by name gives it its file ids and its system; twice is refused.
+    let (top, plugins) = create_world_entity(&mut ecm, w, "inside").unwrap();
+    assert_eq!(top.0, w.models[1].ordinal);
+    assert_eq!(ecm.children(top).next().map(|l| l.0), Some(w.models[1].links[0].ordinal));
+    assert_eq!(plugins.len(), 1);
+    assert!(create_world_entity(&mut ecm, w, "inside").unwrap_err().contains("loaded already"));
+    assert!(create_world_entity(&mut ecm, w, "nope").unwrap_err().contains("no top-level model, light or joint named \"nope\""));
+    let (sun, _) = create_world_entity(&mut ecm, w, "sun").unwrap();
+    assert_eq!(sun.0, w.lights[0].ordinal);
+}
+
+#[test]
+fn levels_off_creates_everything_and_marks_levels_loaded() {
+    let doc = parse_str_with(LEVELS, "levels.sdf", &ModelPaths::default()).unwrap();
+    let ecm = ecm_of(&doc);
+    for name in ["sun", "robot", "inside", "global"] {
+        find(&ecm, name);
+    }
+    assert_eq!(ecm.get::<LevelLoaded>(find(&ecm, "lv")), Some(LevelLoaded(true)));
 }

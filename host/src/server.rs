@@ -31,6 +31,7 @@ pub const SHIPPED_SYSTEMS: &[&str] = &[
     "troupe_apply_link_wrench",
     "troupe_velocity_control",
     "troupe_joint_position_controller",
+    "troupe_level_manager",
 ];
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
@@ -70,6 +71,8 @@ pub struct ServerOptions {
     /// Service addresses of nodes on other machines to meet (`tcp://host:port`), besides
     /// the config's `<transport><peer>`s.
     pub peers: Vec<String>,
+    /// `--levels`: use levels and performers (the config's `<levels>` can also turn them on).
+    pub levels: bool,
 }
 
 /// Why a server could not start.
@@ -290,7 +293,7 @@ fn load_world_file(
         if !names.insert(world.name.clone()) {
             return Err(ServerError::World(format!("{}: a second world named {:?}", world.origin, world.name)));
         }
-        runners.push(load_world(&doc, world, &config_set.plugins, opts, loader, node)?);
+        runners.push(load_world(&doc, world, config_set, opts, loader, node)?);
     }
     if runners.is_empty() {
         return Err(ServerError::World("the SDF holds no <world>".into()));
@@ -387,21 +390,38 @@ pub fn default_config_path() -> PathBuf {
     installed.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/server.config"))
 }
 
+/// Whether levels are on: `--levels` or the config's `<levels>true</levels>`.
+/// (A network role will turn them on too: a distributed run divides work by level.)
+pub fn levels_enabled(opts: &ServerOptions, config: &config::ServerConfigFile) -> bool {
+    opts.levels || config.levels == Some(true)
+}
+
 fn load_world(
     doc: &SdfDocument,
     world: &WorldSdf,
-    config_plugins: &[config::PluginSpec],
+    config_set: &config::ServerConfigFile,
     opts: &ServerOptions,
     loader: &mut PluginLoader,
     node: &Node,
 ) -> Result<WorldRunner, ServerError> {
+    let config_plugins = &config_set.plugins;
+    let levels_on = levels_enabled(opts, config_set);
+    if levels_on && world.levels_plugin.is_none() {
+        log::warn!(
+            "{}: levels are on but world {:?} has no <plugin name=\"gz::sim\"> with levels and performers; \
+             everything is the default level (performers can still be added with /world/{}/level/set_performer)",
+            world.origin, world.name, world.name
+        );
+    }
+    let levels = if levels_on { factory::Levels::On } else { factory::Levels::Off };
     let mut ecm = Ecm::new();
     let ecm_error = |e: plugin_api::EcmError| ServerError::World(format!("{}: {}", world.origin, e.message));
-    let (world_entity, attached) = factory::create_world(&mut ecm, world, doc.entity_count).map_err(ecm_error)?;
+    let (world_entity, attached) = factory::create_world(&mut ecm, world, doc.entity_count, levels).map_err(ecm_error)?;
     let clock = Clock::new(world.physics.max_step_size, world.physics.real_time_factor, !opts.run);
     let mut runner = WorldRunner::new(world.name.clone(), world_entity, ecm, clock);
     runner.seed = opts.seed;
     runner.set_node(node.clone());
+    runner.set_world_sdf(Arc::new(world.clone()));
 
     let requested: Vec<RequestedPlugin> = world
         .plugins
@@ -429,6 +449,7 @@ fn load_world(
     }
     add_sensors_if_needed(&runner, &mut chosen);
     one_sensors(&mut chosen);
+    add_level_manager_if_needed(world, levels_on, &mut chosen);
 
     // World-file world plugins and config plugins (selection order), then model and sensor
     // plugins of the world file in document order.
@@ -569,6 +590,24 @@ fn one_sensors(chosen: &mut Vec<Selected>) {
         !drop
     });
     chosen[first] = keep;
+}
+
+/// The level manager runs when levels are on (it loads and unloads them) and, with levels
+/// off, when the world has levels or performers (it keeps their bookkeeping). It is built
+/// into gz-sim's runner, so no world file names it.
+fn add_level_manager_if_needed(world: &WorldSdf, levels_on: bool, chosen: &mut Vec<Selected>) {
+    if !levels_on && world.levels_plugin.is_none() || chosen.iter().any(|s| s.library == "troupe_level_manager") {
+        return;
+    }
+    chosen.push(Selected {
+        library: "troupe_level_manager".into(),
+        name: "troupe::LevelManager".into(),
+        xml: format!("<plugin filename=\"troupe_level_manager\" name=\"troupe::LevelManager\"><levels>{levels_on}</levels></plugin>"),
+        origin: "added by the host (levels)".into(),
+        target: Target::World,
+        from_config: false,
+        world_name: None,
+    });
 }
 
 fn resolve_selected(runner: &WorldRunner, world: &str, s: Selected) -> Option<SystemRequest> {

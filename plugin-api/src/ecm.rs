@@ -446,6 +446,13 @@ impl<'a> Ecm<'a> {
     pub fn create_from_sdf(&mut self, sdf: &str, parent: EntityId) -> Result<EntityId, EcmError> {
         self.obj.create_from_sdf(RStr::from_str(sdf), parent).into_result()
     }
+    /// Creates the world file's top-level model, light or joint named `name` with its ids
+    /// from the world file (a reload gives the same ids); the systems it names start at the
+    /// next step. Fails if the file has no such element or its entity exists. (plugin-api
+    /// 1.4; what the level manager loads levels with.)
+    pub fn load_world_entity(&mut self, name: &str) -> Result<EntityId, EcmError> {
+        self.obj.load_world_entity(RStr::from_str(name)).into_result()
+    }
 }
 
 impl EcmRead for Ecm<'_> {

@@ -196,6 +196,18 @@ pub trait EcmFacade {
         let _ = (changed_only, out);
         RErr(EcmError::new("this host cannot serialize the state (it predates plugin-api 1.3)"))
     }
+
+    // ---- Levels (plugin-api 1.4). Appended after the prefix, with a default for older hosts.
+
+    /// Creates the world file's top-level model, light or joint named `name` under the
+    /// world entity, with the ids the world file gives it (so a reload gives the same ids),
+    /// loading the systems its `<plugin>`s name from the next step; answers its top entity.
+    /// An error if the world file has no such element or its entity exists already. (The
+    /// level manager loads levels with it. The default, for older hosts, answers an error.)
+    fn load_world_entity(&mut self, name: RStr<'_>) -> RResult<EntityId, EcmError> {
+        let _ = name;
+        RErr(EcmError::new("this host cannot load world-file entities (it predates plugin-api 1.4)"))
+    }
 }
 
 /// What a system does with component values the host lends it in place

@@ -212,7 +212,6 @@ fn failure_in_configure_stops_the_start() {
 fn unavailable_flags_are_refused() {
     let tmp = TestDir::new("unavailable_flags");
     let cases: &[(&[&str], &str)] = &[
-        (&["--levels"], "--levels"),
         (&["--network-role", "primary"], "--network-role"),
         (&["--network-secondaries", "2"], "--network-secondaries"),
     ];

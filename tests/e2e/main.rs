@@ -27,6 +27,7 @@ mod errors;
 mod harness;
 mod ids;
 mod include;
+mod levels;
 mod lifecycle;
 mod logs;
 mod model_systems;

@@ -74,9 +74,6 @@ fn not_yet(flag: &str, issue: &str) -> String {
 impl SimArgs {
     fn unavailable(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.levels {
-            out.push(not_yet("--levels", "the level manager (levels and performers)"));
-        }
         if self.network_role.is_some() || self.network_secondaries.is_some() {
             out.push(not_yet("--network-role / --network-secondaries", "distributed simulation"));
         }
@@ -136,6 +133,7 @@ pub fn run(args: SimArgs) -> ExitCode {
             None => troupe::transport::Bind::Ipc,
         }),
         peers,
+        levels: args.levels,
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,

@@ -92,6 +92,9 @@ pub struct ServerConfigFile {
     pub plugin_paths: Vec<PathBuf>,
     /// `<record>`: write a state log (`--record-path` overrides the path).
     pub record: Option<RecordSpec>,
+    /// `<levels>true</levels>`: use levels and performers, as `--levels` does (`None`: not
+    /// written; `--levels` turns levels on whatever the file says).
+    pub levels: Option<bool>,
     /// `<transport>`: where the server listens and which machines it meets.
     pub transport: Option<TransportSpec>,
 }
@@ -289,6 +292,15 @@ impl Validator<'_> {
                     }
                     None => config.transport = Some(self.transport(child)),
                 },
+                (None, "levels") => {
+                    let text = child.get_text().unwrap_or_default().trim().to_string();
+                    match text.as_str() {
+                        _ if config.levels.is_some() => self.problem(child, "a second <levels> element".into()),
+                        "true" | "1" => config.levels = Some(true),
+                        "false" | "0" => config.levels = Some(false),
+                        _ => self.problem(child, format!("<levels> is \"{text}\"; expected true or false")),
+                    }
+                }
                 (None, "plugin") => self.problem(child, "<plugin> must be inside <plugins>".into()),
                 _ => {
                     let name = qname(child);
@@ -296,7 +308,7 @@ impl Validator<'_> {
                         child,
                         format!(
                             "unknown element <{name}> in <server_config> \
-                         (expected <plugins>, <plugin_path>, <record> or <transport>)"
+                         (expected <plugins>, <plugin_path>, <record>, <transport> or <levels>)"
                         ),
                     );
                 }

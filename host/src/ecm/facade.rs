@@ -12,6 +12,11 @@ use abi_stable::std_types::{RErr, ROk, ROption, RResult, RSlice, RSliceMut, RStr
 pub trait Spawner {
     /// Creates the snippet's entities under `parent`; answers the top entity.
     fn create_from_sdf(&mut self, ecm: &mut Ecm, sdf: &str, parent: EntityId) -> Result<EntityId, String>;
+    /// Creates the world file's top-level entity `name` with its file ids.
+    fn load_world_entity(&mut self, ecm: &mut Ecm, name: &str) -> Result<EntityId, String> {
+        let _ = (ecm, name);
+        Err("loading world-file entities is not available here".into())
+    }
 }
 
 /// The ECM lent to a system for one call.
@@ -188,6 +193,12 @@ impl EcmFacade for EcmAccess<'_> {
                 Err(e) => RErr(EcmError::new(e)),
             },
             None => RErr(EcmError::new("entity creation from SDF is not available here")),
+        }
+    }
+    fn load_world_entity(&mut self, name: RStr<'_>) -> RResult<EntityId, EcmError> {
+        match self.spawner.as_deref_mut() {
+            Some(spawner) => spawner.load_world_entity(self.ecm, name.as_str()).map_err(EcmError::new).into(),
+            None => RErr(EcmError::new("loading world-file entities is not available here")),
         }
     }
 }

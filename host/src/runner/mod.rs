@@ -118,6 +118,7 @@ pub struct WorldRunner {
     player: Option<Player>,
     node: Node,
     systems_version: u64,
+    world_sdf: Option<Arc<crate::sdf::WorldSdf>>,
 }
 
 impl WorldRunner {
@@ -143,6 +144,7 @@ impl WorldRunner {
             player: None,
             node: Node::local(),
             systems_version: 0,
+            world_sdf: None,
         }
     }
 
@@ -170,6 +172,11 @@ impl WorldRunner {
     /// Uses `node` for the systems added from now on.
     pub fn set_node(&mut self, node: Node) {
         self.node = node;
+    }
+    /// Keeps the parsed world the ECM was created from, so systems can load its entities
+    /// later with their file ids (the level manager: [`plugin_api::Ecm::load_world_entity`]).
+    pub fn set_world_sdf(&mut self, world: Arc<crate::sdf::WorldSdf>) {
+        self.world_sdf = Some(world);
     }
     /// Whether a system or event asked the run to stop.
     pub fn stop_requested(&self) -> bool {
@@ -230,7 +237,7 @@ impl WorldRunner {
             }
         };
         let host = self.host_object(slot.id);
-        let mut spawner = QueueingSpawner { queue: &mut self.queued };
+        let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
         let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
         slot.configure(&mut access, host)?;
         log::info!("world {:?}: loaded system {} (priority {})", self.name, slot.label, slot.priority);
@@ -337,7 +344,7 @@ impl WorldRunner {
         }
         let info = self.clock.info();
         {
-            let mut spawner = QueueingSpawner { queue: &mut self.queued };
+            let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
             let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
             for &i in &self.order {
                 self.systems[i].pre_update(&info, &mut access)?;
@@ -477,7 +484,7 @@ impl WorldRunner {
         let mut kept = Vec::with_capacity(self.systems.len());
         for mut slot in std::mem::take(&mut self.systems) {
             let outcome = {
-                let mut spawner = QueueingSpawner { queue: &mut self.queued };
+                let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
                 let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
                 slot.reset(&info, &mut access)?
             };
@@ -490,7 +497,7 @@ impl WorldRunner {
                     self.bus.unsubscribe_owner(slot.id);
                     slot.obj = new_system(library, class, &slot.origin)?;
                     let host = self.host_object(slot.id);
-                    let mut spawner = QueueingSpawner { queue: &mut self.queued };
+                    let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
                     let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
                     slot.configure(&mut access, host)?;
                     kept.push(slot);

@@ -122,11 +122,11 @@ pub struct WorldSdf {
     /// The `<plugin name="gz::sim">` (or `ignition::gazebo`) element, if any: levels and
     /// performers, never loaded as a system.
     pub levels_plugin: Option<PluginSdf>,
-    /// `<level>` elements of `levels_plugin`, in document order (numbered, created by the
-    /// level manager).
-    pub levels: Vec<NamedSdf>,
-    /// `<performer>` elements of `levels_plugin`, in document order.
-    pub performers: Vec<NamedSdf>,
+    /// `<level>` elements of `levels_plugin`, in document order.
+    pub levels: Vec<LevelSdf>,
+    /// `<performer>` elements of `levels_plugin`, in document order (a performer whose
+    /// `<ref>` names nothing is dropped with a warning).
+    pub performers: Vec<PerformerSdf>,
     /// `<gz:policies><include_server_config_plugins>` (default true).
     pub include_server_config_plugins: bool,
     /// Where `<world>` was written.
@@ -302,14 +302,37 @@ pub struct SensorSdf {
     pub origin: Origin,
 }
 
-/// An entity element whose content another component reads later (levels, performers): its
-/// ordinal, name and place.
+/// A `<level>` (seed 000): an axis-aligned box in the world frame, inflated by a buffer,
+/// and the names of the top-level entities it holds.
 #[derive(Clone, Debug)]
-pub struct NamedSdf {
+pub struct LevelSdf {
     /// Entity ordinal.
     pub ordinal: u64,
     /// `name` attribute.
     pub name: String,
-    /// Where it was written.
+    /// `<pose>`: only the position counts (the box is axis-aligned).
+    pub pose: Pose,
+    /// `<geometry><box><size>`, m.
+    pub size: Vec3,
+    /// `<buffer>`, m (default 0; a negative value is read as 0 with a warning).
+    pub buffer: f64,
+    /// `<ref>` names, in document order, duplicates and names the world lacks removed.
+    pub refs: Vec<String>,
+    /// Where `<level>` was written.
+    pub origin: Origin,
+}
+
+/// A `<performer>`: a top-level model whose volume loads the levels it touches.
+#[derive(Clone, Debug)]
+pub struct PerformerSdf {
+    /// Entity ordinal.
+    pub ordinal: u64,
+    /// `name` attribute.
+    pub name: String,
+    /// `<ref>`: the name of the model.
+    pub model: String,
+    /// `<geometry><box><size>`, m; `None`: the box enclosing the model's collisions.
+    pub size: Option<Vec3>,
+    /// Where `<performer>` was written.
     pub origin: Origin,
 }

@@ -15,6 +15,7 @@ mod environment;
 mod frames;
 mod geometry;
 mod include;
+mod levels;
 mod parse;
 mod surface;
 

@@ -1,7 +1,8 @@
 //! The document, `<world>`, `<model>` and `<link>`.
 
 use super::ctx::{Ctx, Result};
-use super::dom::{FrameSdf, LightSdf, LinkSdf, ModelSdf, NamedSdf, SdfDocument, WorldSdf};
+use super::dom::{FrameSdf, LightSdf, LinkSdf, ModelSdf, SdfDocument, WorldSdf};
+use super::levels::{self, Problems};
 use super::entities::{joint, light, plugin, sensor};
 use super::environment::{atmosphere, scene, spherical_coordinates, wind, MAGNETIC_FIELD};
 use super::geometry::{inertial, shape};
@@ -160,6 +161,7 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
         origin: ctx.origin(el),
     };
     let mut seen = std::collections::HashSet::new();
+    let (mut levels_el, mut problems) = (None, Problems::default());
     for child in elements(el) {
         // Elements SDFormat allows once: the first counts, as in libsdformat.
         let first = child.prefix.is_none() && seen.insert(child.name.as_str());
@@ -183,7 +185,11 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
             (None, "model") => w.models.push(model(ctx, child)?),
             (None, "joint") => w.joints.push(joint(ctx, child)?),
             (None, "frame") => w.frames.push(frame(ctx, child)?),
-            (None, "plugin") => world_plugin(ctx, child, &mut w)?,
+            (None, "plugin") => {
+                if world_plugin(ctx, child, &mut w, &mut problems)? {
+                    levels_el = Some(child);
+                }
+            }
             (None, "include") => match include(ctx, child)? {
                 Included::Model(m) => w.models.push(m),
                 Included::Light(l) => w.lights.push(l),
@@ -192,6 +198,10 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
             (None, n) if WORLD_TOLERATED.contains(&n) => {}
             (None, _) => ctx.unknown(child, el),
         }
+    }
+    match levels_el {
+        Some(levels_el) => levels::check_world(ctx, levels_el, &mut w, problems)?,
+        None => problems.into_result(ctx)?,
     }
     Ok(w)
 }
@@ -229,28 +239,21 @@ fn policies(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf) -> Result<()> {
     Ok(())
 }
 
-/// A `<plugin>` under `<world>`: a system, or the levels-and-performers element.
-fn world_plugin(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf) -> Result<()> {
+/// A `<plugin>` under `<world>`: a system, or the levels-and-performers element (answers
+/// true for the one that is read).
+fn world_plugin(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf, problems: &mut Problems) -> Result<bool> {
     let p = plugin(ctx, el)?;
     if !LEVELS_PLUGIN_NAMES.contains(&p.name.as_str()) {
         w.plugins.push(p);
-        return Ok(());
+        return Ok(false);
     }
     if w.levels_plugin.is_some() {
         ctx.warn(el, format!("a second <plugin name=\"{}\"> is ignored", p.name));
-        return Ok(());
+        return Ok(false);
     }
-    for child in elements(el) {
-        let list = match (child.prefix.as_deref(), child.name.as_str()) {
-            (None, "level") => &mut w.levels,
-            (None, "performer") => &mut w.performers,
-            _ => continue,
-        };
-        let ordinal = ctx.ordinal();
-        list.push(NamedSdf { ordinal, name: ctx.attr(child, "name")?, origin: ctx.origin(child) });
-    }
+    levels::read_plugin(ctx, el, w, problems)?;
     w.levels_plugin = Some(p);
-    Ok(())
+    Ok(true)
 }
 
 fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {

@@ -40,8 +40,8 @@ const ORDINALS: &str = r#"<?xml version="1.0"?>
     <actor name="a"><link name="not_numbered"/></actor>
     <plugin name="gz::sim" filename="dummy">
       <performer name="p1"><ref>m</ref></performer>
-      <level name="lv1"/>
-      <performer name="p2"><ref>inner</ref></performer>
+      <level name="lv1"><geometry><box><size>1 1 1</size></box></geometry></level>
+      <performer name="p2"><ref>last</ref><geometry><box/></geometry></performer>
     </plugin>
     <model name="last"/>
     <plugin name="gz::sim::systems::Physics" filename="gz-sim-physics-system"/>

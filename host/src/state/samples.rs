@@ -164,5 +164,6 @@ pub(super) fn samples() -> Vec<(ComponentTypeId, Vec<u8>)> {
             xml: "<sensor name=\"imu\" type=\"imu\"/>".into(),
         },
         SensorTopic => SensorTopic("/world/w/imu".into()),
+        LevelLoaded => LevelLoaded(true),
     }
 }

@@ -32,3 +32,7 @@ value_component!(
 value_component!(
     /// The secondary that simulates a performer in a distributed run.
     PerformerAffinity(String) = "gz_sim_components.PerformerAffinity");
+value_component!(
+    /// Whether a level's entities are loaded in this runner (plugin-api 1.4). The level
+    /// manager keeps it on every level entity; the default level is always loaded.
+    LevelLoaded(bool) = "troupe.LevelLoaded");

@@ -281,6 +281,8 @@ macro_rules! for_each_builtin_component {
             // Sensors (1.2).
             $crate::components::SensorSdf,
             $crate::components::SensorTopic,
+            // Levels (1.4).
+            $crate::components::LevelLoaded,
         )
     };
 }

@@ -239,7 +239,7 @@ fn all_problems_are_reported_together() {
         "many.config:1: the root element is <config>, expected <server_config>",
         "many.config:2: empty <plugin_path>; expected a directory",
         "many.config:3: <plugin> must be inside <plugins>",
-        "many.config:4: unknown element <extra> in <server_config> (expected <plugins>, <plugin_path>, <record> or <transport>)",
+        "many.config:4: unknown element <extra> in <server_config> (expected <plugins>, <plugin_path>, <record>, <transport> or <levels>)",
         "many.config:6: <plugin> is missing the `entity_name` attribute",
         "many.config:7: <plugin> has an empty `entity_name` attribute",
         "many.config:8: <plugin> has an empty `name` attribute",
@@ -433,4 +433,16 @@ fn transport_element_says_where_to_listen_and_whom_to_meet() {
         .map(|p| p.to_string())
         .collect();
     assert_eq!(lines, ["p.config:1: <transport> gives a <port> but no <host> to listen on"]);
+}
+
+#[test]
+fn levels_element_turns_levels_on_or_off() {
+    let with = |body: &str| format!("<server_config><plugins/>{body}</server_config>");
+    assert_eq!(parse_server_config_str(&with(""), "c").unwrap().levels, None);
+    assert_eq!(parse_server_config_str(&with("<levels>true</levels>"), "c").unwrap().levels, Some(true));
+    assert_eq!(parse_server_config_str(&with("<levels> false </levels>"), "c").unwrap().levels, Some(false));
+    let p = problems(parse_server_config_str(&with("\n<levels>maybe</levels>"), "c"));
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].line, 2);
+    assert_eq!(p[0].message, "<levels> is \"maybe\"; expected true or false");
 }

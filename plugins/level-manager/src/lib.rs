@@ -1,0 +1,321 @@
+//! # troupe_level_manager — levels and performers (seed 000)
+//!
+//! A level is an axis-aligned box of the world with a buffer zone around it and the
+//! top-level entities it holds; a performer is a model whose volume decides which levels
+//! are loaded. With levels on, a level is loaded at the first step in which some
+//! performer's volume touches its buffered box (closed boxes: touching counts), and unloaded
+//! at the first step in which none does. Loading creates the level's models, lights and
+//! joints through the host with their ids from the world file (so a reload gives the same
+//! ids); unloading requests their removal, done at the end of the step, and the systems
+//! attached to them go with them. An entity held by several levels stays while any of them
+//! is loaded. The default level (everything no level refers to) and the performers' models
+//! are always loaded. With levels off everything is loaded and only the bookkeeping runs.
+//!
+//! The host loads this system itself: with `--levels` (or `<levels>true</levels>` in the
+//! server config), and with levels off for a world that has a `<plugin name="gz::sim">`
+//! (or `ignition::gazebo`) element. The host's SDF reader reads and checks that element
+//! (errors and warnings name the file and line) and creates the level and performer
+//! entities; this system works from their components.
+//!
+//! ## Parameters
+//!
+//! | element | type | default | meaning |
+//! |---|---|---|---|
+//! | `<levels>` | bool | `false` | load and unload levels (else bookkeeping only) |
+//!
+//! ## Components
+//!
+//! Read: on level entities `Level`, `Name`, `Pose` (position), box `Geometry`,
+//! `LevelBuffer`, `LevelEntityNames`; on performers `Performer`, `ParentEntity` (the model),
+//! optional box `Geometry`. Written: `LevelLoaded` on each level; `PerformerLevels` on each
+//! performer (the levels whose buffered box its volume touches, ascending ids); a
+//! performer without geometry gets the box enclosing its model's collisions as `Geometry`
+//! with the box centre, in the model frame, as its `Pose`.
+//!
+//! ## Topics and services
+//!
+//! | name | request | response | what |
+//! |---|---|---|---|
+//! | `/world/<w>/level/set_performer` | `gz.msgs.StringMsg` (model name) | `gz.msgs.Boolean` | makes a top-level model a performer; false if there is no such model or it is one already |
+//!
+//! ## Example
+//!
+//! ```xml
+//! <plugin name="gz::sim" filename="dummy">
+//!   <performer name="perf1"><ref>robot1</ref></performer>
+//!   <level name="level1">
+//!     <pose>0 0 5 0 0 0</pose>
+//!     <geometry><box><size>10 10 10</size></box></geometry>
+//!     <buffer>2</buffer>
+//!     <ref>model1</ref>
+//!   </level>
+//! </plugin>
+//! ```
+
+mod levels;
+mod volume;
+
+pub use levels::{LevelRecord, LevelSet};
+pub use volume::{collision_bounds, Aabb};
+
+use plugin_api::components::{
+    Geometry, Level, LevelBuffer, LevelEntityNames, LevelLoaded, Model, Name, Performer, PerformerLevels,
+    PerformerRef, World,
+};
+use plugin_api::ffi::Hooks;
+use plugin_api::math::{Pose, Vec3};
+use plugin_api::msgs::{Boolean, StringMsg};
+use plugin_api::transport::ServiceServer;
+use plugin_api::xml::PluginXml;
+use plugin_api::{log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, System, UpdateInfo};
+use std::collections::{BTreeSet, HashMap};
+
+/// Runs before every other system, as gz-sim's level update runs before its systems.
+pub const PRIORITY: i32 = -32768;
+
+/// The volume of a runtime performer whose model has no collision (gz-sim's), m.
+const FALLBACK_SIZE: Vec3 = Vec3::new(2.0, 2.0, 2.0);
+
+/// One performer: its entity, its model, and its volume relative to the model's position.
+#[derive(Clone, Debug)]
+struct PerformerRecord {
+    id: EntityId,
+    model: EntityId,
+    /// The volume with the model at the origin (orientation ignored).
+    local: Aabb,
+    /// Level entities last written to `PerformerLevels`.
+    levels: Vec<EntityId>,
+}
+
+/// The system.
+#[derive(Default)]
+pub struct LevelManager {
+    enabled: bool,
+    world: EntityId,
+    set: LevelSet,
+    loaded: Vec<bool>,
+    performers: Vec<PerformerRecord>,
+    service: Option<ServiceServer<StringMsg, Boolean>>,
+    // Reused per step.
+    volumes: Vec<Aabb>,
+    touched: Vec<Vec<usize>>,
+    wanted: Vec<bool>,
+    model_ids: Vec<EntityId>,
+}
+
+impl System for LevelManager {
+    fn priority(&self) -> Option<i32> {
+        Some(PRIORITY)
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::PRE_UPDATE
+    }
+
+    fn configure(&mut self, mut ctx: ConfigureContext<'_>) -> plugin_api::Result {
+        let xml = PluginXml::parse(ctx.xml)?;
+        self.enabled = xml.value::<bool>("levels")?.unwrap_or(false);
+        self.world = if ctx.ecm.has::<World>(ctx.entity) {
+            ctx.entity
+        } else {
+            ctx.ecm.entities_with(&[World::ID]).into_iter().next().ok_or_else(|| Error::msg("level manager: no world entity"))?
+        };
+        self.read_levels(&ctx.ecm)?;
+        for id in ctx.ecm.entities_with(&[Performer::ID]) {
+            let Some(model) = ctx.ecm.parent(id).filter(|m| ctx.ecm.has::<Model>(*m)) else {
+                log::warn!("performer {id} is not attached to a model; ignored");
+                continue;
+            };
+            self.add_performer(&mut ctx.ecm, id, model)?;
+        }
+        let name = format!("/world/{}/level/set_performer", ctx.host.world_name());
+        self.service = Some(ctx.host.offer_service(&name)?);
+        if self.enabled && self.performers.is_empty() {
+            log::info!("levels are on and there are no performers yet; add some with {name}");
+        }
+        Ok(())
+    }
+
+    fn pre_update(&mut self, _info: &UpdateInfo, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        self.serve_set_performer(ecm)?;
+        self.update_levels(ecm)
+    }
+
+    /// Not called: [`LevelManager::hooks`] says pre_update only.
+    fn update(&mut self, _info: &UpdateInfo, _ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        Ok(())
+    }
+}
+
+impl LevelManager {
+    /// Caches the level entities (they do not move; their content is fixed by the file).
+    fn read_levels(&mut self, ecm: &impl EcmRead) -> plugin_api::Result {
+        let mut levels = Vec::new();
+        let mut loaded = Vec::new();
+        for id in ecm.entities_with(&[Level::ID, LevelEntityNames::ID]) {
+            if ecm.has::<plugin_api::components::DefaultLevel>(id) {
+                continue;
+            }
+            let name = ecm.get::<Name>(id).map(|n| n.0).unwrap_or_default();
+            let size = match ecm.get::<Geometry>(id) {
+                Some(Geometry::Box { size }) => size,
+                other => return Err(Error::msg(format!("level {name:?} (entity {id}) has geometry {other:?}; a level is a box"))),
+            };
+            let position = ecm.get::<Pose>(id).unwrap_or_default().position;
+            let buffer = ecm.get::<LevelBuffer>(id).map_or(0.0, |b| b.0.max(0.0));
+            let names = ecm.get::<LevelEntityNames>(id).map(|n| n.0).unwrap_or_default();
+            loaded.push(ecm.get::<LevelLoaded>(id).is_some_and(|l| l.0));
+            levels.push(LevelRecord { id, name, buffered: Aabb::centered(position, size).inflated(buffer), names });
+        }
+        self.set = LevelSet { levels };
+        self.loaded = loaded;
+        Ok(())
+    }
+
+    /// Records a performer; sizes it by its model's collisions when it has no geometry.
+    fn add_performer(&mut self, ecm: &mut Ecm<'_>, id: EntityId, model: EntityId) -> plugin_api::Result {
+        let (center, size) = match ecm.get::<Geometry>(id) {
+            Some(Geometry::Box { size }) => (ecm.get::<Pose>(id).unwrap_or_default().position, size),
+            Some(other) => return Err(Error::msg(format!("performer {id} has geometry {other:?}; a performer volume is a box"))),
+            None => {
+                let (center, size) = match collision_bounds(&*ecm, model) {
+                    Some(b) => b.center_size(),
+                    None => {
+                        log::info!("performer {id}: its model has no collision shape to size it by; using a 2 x 2 x 2 m box");
+                        (Vec3::ZERO, FALLBACK_SIZE)
+                    }
+                };
+                ecm.set(id, &Geometry::Box { size }, Change::OneTime)?;
+                ecm.set(id, &Pose { position: center, ..Pose::IDENTITY }, Change::OneTime)?;
+                (center, size)
+            }
+        };
+        let levels = ecm.get::<PerformerLevels>(id).map(|l| l.0).unwrap_or_default();
+        self.performers.push(PerformerRecord { id, model, local: Aabb::centered(center, size), levels });
+        Ok(())
+    }
+
+    /// `/world/<w>/level/set_performer`: answered in the step that takes the request.
+    fn serve_set_performer(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        let Some(service) = self.service.take() else { return Ok(()) };
+        let result = (|| {
+            for req in service.take() {
+                let name = req.message.data.trim().to_string();
+                let ok = self.make_performer(ecm, &name)?;
+                service.reply(&req, ok, &Boolean { data: ok, ..Default::default() });
+            }
+            Ok(())
+        })();
+        self.service = Some(service);
+        result
+    }
+
+    fn make_performer(&mut self, ecm: &mut Ecm<'_>, name: &str) -> Result<bool, Error> {
+        if name.is_empty() {
+            log::warn!("set_performer: the request names no model");
+            return Ok(false);
+        }
+        let model = ecm.child_by_name(self.world, name).filter(|m| ecm.has::<Model>(*m));
+        let Some(model) = model else {
+            log::warn!("set_performer: world has no top-level model named {name:?}");
+            return Ok(false);
+        };
+        if let Some(p) = self.performers.iter().find(|p| p.model == model) {
+            log::warn!("set_performer: model {name:?} is a performer already (entity {})", p.id);
+            return Ok(false);
+        }
+        let id = ecm.create_entity(Some(model));
+        ecm.set(id, &Name(format!("perf_{name}")), Change::OneTime)?;
+        ecm.set(id, &Performer, Change::OneTime)?;
+        ecm.set(id, &PerformerRef(name.to_string()), Change::OneTime)?;
+        ecm.set(id, &PerformerLevels(Vec::new()), Change::OneTime)?;
+        self.add_performer(ecm, id, model)?;
+        log::info!("model {name:?} is now a performer (entity {id})");
+        Ok(true)
+    }
+
+    /// The level rule for this step: performer volumes, then levels to load and unload.
+    fn update_levels(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        // A performer whose model went away (removed by a user or with a level) is dropped.
+        self.performers.retain(|p| {
+            let alive = ecm.has_entity(p.model) && ecm.has_entity(p.id);
+            if !alive {
+                log::info!("performer {} dropped: its model {} was removed", p.id, p.model);
+            }
+            alive
+        });
+        self.model_ids.clear();
+        self.model_ids.extend(self.performers.iter().map(|p| p.model));
+        let poses = ecm.read_many::<Pose>(&self.model_ids)?;
+        self.volumes.clear();
+        self.volumes.extend(self.performers.iter().zip(&poses).map(|(p, pose)| p.local.translated(pose.position)));
+        self.set.update(&self.volumes, &mut self.touched, &mut self.wanted);
+
+        for (p, touched) in self.performers.iter_mut().zip(&self.touched) {
+            let now: Vec<EntityId> = touched.iter().map(|&i| self.set.levels[i].id).collect();
+            if now != p.levels {
+                ecm.set(p.id, &PerformerLevels(now.clone()), Change::OneTime)?;
+                p.levels = now;
+            }
+        }
+        if !self.enabled || self.wanted == self.loaded {
+            return Ok(());
+        }
+        self.load_and_unload(ecm)
+    }
+
+    fn load_and_unload(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        let keep: BTreeSet<&str> = self
+            .set
+            .levels
+            .iter()
+            .zip(&self.wanted)
+            .filter(|(_, w)| **w)
+            .flat_map(|(l, _)| l.names.iter().map(String::as_str))
+            .collect();
+        let performer_models: BTreeSet<EntityId> = self.performers.iter().map(|p| p.model).collect();
+        // Top-level entities by name, read once per step in which levels change.
+        let mut top: HashMap<String, EntityId> = HashMap::new();
+        for e in ecm.children(self.world) {
+            if let Some(n) = ecm.get::<Name>(e) {
+                top.entry(n.0).or_insert(e);
+            }
+        }
+        for (i, level) in self.set.levels.iter().enumerate() {
+            if self.loaded[i] && !self.wanted[i] {
+                for name in level.names.iter().filter(|n| !keep.contains(n.as_str())) {
+                    let Some(&e) = top.get(name.as_str()) else { continue };
+                    if !performer_models.contains(&e) {
+                        ecm.request_remove(e);
+                    }
+                }
+                ecm.set(level.id, &LevelLoaded(false), Change::OneTime)?;
+                log::info!("unloaded level {:?}", level.name);
+            }
+        }
+        for (i, level) in self.set.levels.iter().enumerate() {
+            if !self.loaded[i] && self.wanted[i] {
+                for name in &level.names {
+                    if top.contains_key(name.as_str()) {
+                        continue;
+                    }
+                    let e = ecm
+                        .load_world_entity(name)
+                        .map_err(|e| Error::msg(format!("loading level {:?}: {}", level.name, e.message)))?;
+                    top.insert(name.clone(), e);
+                }
+                ecm.set(level.id, &LevelLoaded(true), Change::OneTime)?;
+                log::info!("loaded level {:?}", level.name);
+            }
+        }
+        self.loaded.clone_from(&self.wanted);
+        Ok(())
+    }
+}
+
+plugin_api::export_plugin! {
+    library: "troupe_level_manager",
+    systems: {
+        "troupe::LevelManager" | "level_manager" => LevelManager::default(),
+    }
+}
