@@ -23,14 +23,16 @@ use std::time::{Duration, Instant};
 /// library not listed here are skipped with a warning ("not available yet").
 pub const SHIPPED_SYSTEMS: &[&str] =
     &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_scene_broadcaster",
-      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller"];
+      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller",
+      "troupe_joint_controller", "troupe_joint_state_publisher", "troupe_pose_publisher"];
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
 /// already holds what they would do).
 pub const SIMULATING_SYSTEMS: &[&str] =
     &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_level_manager", "troupe_sensors",
       // Model systems that command physics (observers such as the joint state publisher run).
-      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller"];
+      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller",
+      "troupe_joint_controller"];
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]
