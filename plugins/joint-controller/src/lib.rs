@@ -47,7 +47,7 @@
 //! <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
 //!   <joint_name>axle</joint_name>
 //!   <use_force_commands>true</use_force_commands>
-//!   <p_gain>2</p_gain><i_gain>4</i_gain><i_max>5</i_max><i_min>-5</i_min>
+//!   <p_gain>0.5</p_gain><i_gain>2</i_gain>
 //! </plugin>
 //! ```
 //!

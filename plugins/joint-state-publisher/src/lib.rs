@@ -38,7 +38,8 @@
 //!
 //! ```xml
 //! <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher">
-//!   <joint_name>hinge</joint_name>
+//!   <joint_name>axle_b</joint_name>
+//!   <topic>robot_joints</topic>
 //!   <update_rate>50</update_rate>
 //! </plugin>
 //! ```

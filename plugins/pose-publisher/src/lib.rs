@@ -51,6 +51,9 @@
 //! <plugin filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher">
 //!   <publish_link_pose>true</publish_link_pose>
 //!   <publish_visual_pose>true</publish_visual_pose>
+//!   <publish_collision_pose>true</publish_collision_pose>
+//!   <publish_sensor_pose>true</publish_sensor_pose>
+//!   <publish_nested_model_pose>true</publish_nested_model_pose>
 //!   <use_pose_vector_msg>true</use_pose_vector_msg>
 //!   <update_frequency>10</update_frequency>
 //! </plugin>
