@@ -32,6 +32,9 @@ pub const SHIPPED_SYSTEMS: &[&str] = &[
     "troupe_velocity_control",
     "troupe_joint_position_controller",
     "troupe_level_manager",
+    "troupe_joint_controller",
+    "troupe_joint_state_publisher",
+    "troupe_pose_publisher",
 ];
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
@@ -39,7 +42,8 @@ pub const SHIPPED_SYSTEMS: &[&str] = &[
 pub const SIMULATING_SYSTEMS: &[&str] =
     &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_level_manager", "troupe_sensors",
       // Model systems that command physics (observers such as the joint state publisher run).
-      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller"];
+      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller",
+      "troupe_joint_controller"];
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]

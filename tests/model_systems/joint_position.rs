@@ -77,6 +77,21 @@ fn the_pid_settles_at_the_target_within_time_and_overshoot() {
 }
 
 #[test]
+fn the_pid_reaches_a_target_past_pi() {
+    // 4 rad is past π: physics reports the accumulated angle, so the error shrinks all the
+    // way instead of flipping sign where a wrapped angle would jump to −π.
+    let target = 4.0;
+    let angles = run("<p_gain>10</p_gain><i_gain>0.1</i_gain><d_gain>3</d_gain>", target, 4000);
+    let (overshoot, settle) = response(&angles, target, 0.02 * target);
+    let last = angles.last().unwrap().1;
+    eprintln!("PID to 4 rad: overshoot {:.2} %, within 2 % after {settle:.3} s, final {last:.5}", overshoot * 100.0);
+    assert!(angles.iter().any(|(_, q)| *q > std::f64::consts::PI), "the angle never passed π");
+    assert!(overshoot < 0.05, "overshoot {overshoot}");
+    assert!(settle < 2.0, "settled only after {settle} s");
+    assert!((last - target).abs() < 0.02, "final angle {last}");
+}
+
+#[test]
 fn velocity_commands_move_at_the_clamped_speed_and_stop_on_the_target() {
     let target = 1.0;
     let angles = run("<use_velocity_commands>true</use_velocity_commands><cmd_max>2</cmd_max><cmd_min>-2</cmd_min>", target, 1000);

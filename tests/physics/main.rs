@@ -5,7 +5,8 @@
 //! * [`fall`]: free fall against the continuous and the integrator's discrete solution;
 //!   bit-identical runs.
 //! * [`contact`]: resting, sliding on an incline, bouncing, reported contacts.
-//! * [`joints`]: pendulum period and energy, prismatic limit, joint state and commands,
+//! * [`joints`]: pendulum period and energy, prismatic limit, joint state (accumulated
+//!   revolute angles) and commands,
 //!   a joint naming an unknown link.
 //! * [`commands`]: velocity, wrench and pose commands (paused too), entities created and
 //!   removed while running, reset.

@@ -17,9 +17,9 @@ impl Odometry {
     /// the heading change since the last update. The first update only records the wheels.
     pub fn update(&mut self, left: f64, right: f64, radius: f64, separation: f64) -> (f64, f64) {
         let Some((l0, r0)) = self.last.replace((left, right)) else { return (0.0, 0.0) };
-        // Joint positions of revolute joints may come wrapped to (−π, π]: a wheel turns
-        // less than half a turn per step, so the shortest way round is the motion.
-        let (dl, dr) = (wrap(left - l0) * radius, wrap(right - r0) * radius);
+        // Physics reports revolute angles accumulated over whole turns, so the difference
+        // is the wheel's turn since the last update.
+        let (dl, dr) = ((left - l0) * radius, (right - r0) * radius);
         let ds = (dl + dr) / 2.0;
         let dth = (dr - dl) / separation;
         if dth.abs() < 1e-9 {
@@ -55,11 +55,11 @@ mod tests {
     use std::f64::consts::PI;
 
     #[test]
-    fn wheel_angles_wrapping_at_pi_are_unwrapped() {
+    fn wheel_angles_past_pi_count_as_turned() {
         let mut o = Odometry::default();
         o.update(3.1, 3.1, 1.0, 1.0);
-        // Both wheels went on by 0.1 rad past π, reported as −π + 0.0584.
-        o.update(3.2 - 2.0 * PI, 3.2 - 2.0 * PI, 1.0, 1.0);
+        // Both wheels went on by 0.1 rad past π (physics accumulates the angle).
+        o.update(3.2, 3.2, 1.0, 1.0);
         assert!((o.x - 0.1).abs() < 1e-12, "{o:?}");
     }
 

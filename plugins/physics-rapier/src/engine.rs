@@ -138,6 +138,9 @@ struct JointState {
     axes: Vec<(RAxis, AxisData)>,
     commanded: bool,
     written_idle: bool,
+    /// The last reported angle of a revolute joint, accumulated over whole turns (rapier
+    /// knows it only wrapped to (−π, π]); `None` until first written. See `write_joints`.
+    angle: Option<f64>,
 }
 
 /// A collision read from the ECM, waiting for its shape.
@@ -650,6 +653,7 @@ impl World {
                 axes: axis_list,
                 commanded: false,
                 written_idle: false,
+                angle: None,
             },
         );
         Ok(())

@@ -45,8 +45,11 @@ impl World {
     pub(super) fn apply_joint_resets(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
         for (e, cmd) in ecm.each::<JointPositionReset>(&[])? {
             ecm.remove::<JointPositionReset>(e);
-            let Some(s) = self.joints.get(&e) else { continue };
+            let Some(s) = self.joints.get_mut(&e) else { continue };
             let Some(&q) = cmd.0.first() else { continue };
+            // The reported angle restarts from the reset value, whole turns included.
+            s.angle = Some(q);
+            let s = &self.joints[&e];
             let motion = match s.kind {
                 JointType::Revolute | JointType::Continuous => RPose::from_rotation(Rotation::from_rotation_x(q)),
                 JointType::Prismatic => RPose::from_translation(Vector::new(q, 0.0, 0.0)),

@@ -130,7 +130,17 @@ impl World {
                 JointType::Revolute | JointType::Continuous => {
                     let (axis, angle) = rel.rotation.to_axis_angle();
                     let q = if axis.x < 0.0 { -angle } else { angle };
-                    let q = (q + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI) - std::f64::consts::PI;
+                    // Rapier's angle is wrapped to (−π, π]; gz-sim reports the accumulated
+                    // one. A joint turns less than half a turn per step, so the motion since
+                    // the last report is the wrapped difference. The first report continues
+                    // from the ECM's value (a hand-over carries it; after a world reset the
+                    // restored one), or starts at rapier's.
+                    let prev = s.angle.or_else(|| ecm.get::<JointPosition>(e).and_then(|p| p.0.first().copied()));
+                    let q = match prev {
+                        Some(prev) if prev.is_finite() => prev + wrap_angle(q - prev),
+                        _ => wrap_angle(q),
+                    };
+                    s.angle = Some(q);
                     (vec![q], vec![rel_w.dot(f1.rotation * Vector::X)])
                 }
                 JointType::Prismatic => (vec![rel.translation.x], vec![rel_v.dot(f1.rotation * Vector::X)]),
@@ -237,4 +247,10 @@ pub(super) fn write_link_values<C: Component>(
     }
     ecm.write_many(&ids, &vals, Change::Periodic)?;
     Ok(())
+}
+
+/// `a` wrapped to [−π, π).
+fn wrap_angle(a: f64) -> f64 {
+    use std::f64::consts::PI;
+    (a + PI).rem_euclid(2.0 * PI) - PI
 }
