@@ -8,7 +8,7 @@ mod systems;
 
 pub use clock::Clock;
 pub use event_bus::{Event, EventBus, Ownership, OwnsAll};
-pub use host_services::SystemHost;
+pub use host_services::{RayCasterSlot, SystemHost};
 pub use systems::{update_order, Phase, Source, SystemFailure, SystemSlot};
 
 use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
@@ -118,6 +118,7 @@ pub struct WorldRunner {
     player: Option<Player>,
     node: Node,
     systems_version: u64,
+    casters: Arc<RayCasterSlot>,
 }
 
 impl WorldRunner {
@@ -143,6 +144,7 @@ impl WorldRunner {
             player: None,
             node: Node::local(),
             systems_version: 0,
+            casters: Arc::default(),
         }
     }
 
@@ -180,8 +182,14 @@ impl WorldRunner {
         self.reset_requested = true;
     }
 
-    fn host_object(&self, owner: u64) -> HostObj {
-        let host = SystemHost::new(&self.name, self.bus.clone(), self.role, self.ownership.clone(), self.seed, owner, self.node.clone());
+    /// The world's ray-cast service (which system offers one).
+    pub fn ray_casters(&self) -> &Arc<RayCasterSlot> {
+        &self.casters
+    }
+
+    fn host_object(&self, owner: u64, label: &str) -> HostObj {
+        let host = SystemHost::new(&self.name, self.bus.clone(), self.role, self.ownership.clone(), self.seed, owner, self.node.clone())
+            .with_ray_casts(self.casters.clone(), label);
         HostServices_TO::from_ptr(RArc::new(host), TD_Opaque)
     }
 
@@ -229,7 +237,7 @@ impl WorldRunner {
                 return Err(RunError::UnknownSystem { origin: slot.origin.clone(), message })
             }
         };
-        let host = self.host_object(slot.id);
+        let host = self.host_object(slot.id, &slot.label);
         let mut spawner = QueueingSpawner { queue: &mut self.queued };
         let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
         slot.configure(&mut access, host)?;
@@ -451,10 +459,12 @@ impl WorldRunner {
         }
         let before = self.systems.len();
         let bus = self.bus.clone();
+        let casters = self.casters.clone();
         self.systems.retain(|s| {
             let keep = doomed.binary_search(&s.entity).is_err();
             if !keep {
                 bus.unsubscribe_owner(s.id);
+                casters.withdraw_owner(s.id);
                 log::info!("system {} dropped: its entity {} was removed", s.label, s.entity);
             }
             keep
@@ -488,8 +498,9 @@ impl WorldRunner {
             match &slot.source {
                 Source::Library { library, class } => {
                     self.bus.unsubscribe_owner(slot.id);
+                    self.casters.withdraw_owner(slot.id);
                     slot.obj = new_system(library, class, &slot.origin)?;
-                    let host = self.host_object(slot.id);
+                    let host = self.host_object(slot.id, &slot.label);
                     let mut spawner = QueueingSpawner { queue: &mut self.queued };
                     let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
                     slot.configure(&mut access, host)?;
@@ -497,6 +508,7 @@ impl WorldRunner {
                 }
                 Source::InProcess => {
                     self.bus.unsubscribe_owner(slot.id);
+                    self.casters.withdraw_owner(slot.id);
                     log::warn!("in-process system {} has no reset; dropped", slot.label)
                 }
             }
