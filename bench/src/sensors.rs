@@ -77,10 +77,10 @@ pub(crate) fn bench(quick: bool, reps: usize) -> Result<(), String> {
     let per = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
     let scans = steps / 100;
     let per_scan = |d: Duration| (d.as_secs_f64() - d_base.as_secs_f64()).max(0.0) * 1e3 / scans as f64;
-    println!("   without lidar          {:>9.1} us/step", per(d_base));
-    for (name, d) in [("rapier's ray caster", d_caster), ("own geometry (BVH)", d_own)] {
+    println!("   {:<34} {:>9.1} us/step", "without lidar", per(d_base));
+    for (name, d) in [("lidar through rapier's ray caster", d_caster), ("lidar against own geometry (BVH)", d_own)] {
         println!(
-            "   lidar, {name:<19} {:>9.1} us/step   ratio {:>6.2}x   ({:.2} ms per scan of 10240 rays)",
+            "   {name:<34} {:>9.1} us/step   ratio {:>6.2}x   ({:.2} ms per scan of 10240 rays)",
             per(d),
             d.as_secs_f64() / d_base.as_secs_f64(),
             per_scan(d)
