@@ -1,6 +1,8 @@
 //! 7. Sensors: the step time of a world with a 640 x 16 CPU lidar at 10 Hz among static
-//! shapes, against the same world without the lidar, both on `troupe_physics_rapier` with
-//! `troupe_sensors` loaded as plugins through `Server::step_once`.
+//!    shapes, its rays cast through rapier's ray caster (the host's ray-cast service) and
+//!    against the sensors system's own geometry (`<ray_casts>own</ray_casts>`), against the
+//!    same world without the lidar, all on `troupe_physics_rapier` with `troupe_sensors`
+//!    loaded as plugins through `Server::step_once`.
 
 use super::best_of_interleaved;
 use std::hint::black_box;
@@ -8,8 +10,9 @@ use std::time::{Duration, Instant};
 use troupe::server::{Server, ServerOptions};
 
 /// `shapes` static shapes (boxes, spheres, cylinders in turn) on a ring of radius 2..8 m
-/// around the origin, and a static post at the origin carrying the lidar when `lidar`.
-fn world(shapes: usize, lidar: bool) -> String {
+/// around the origin, and a static post at the origin carrying the lidar when `lidar`;
+/// `ray_casts` goes into the sensors system's `<ray_casts>`.
+fn world(shapes: usize, lidar: bool, ray_casts: &str) -> String {
     let mut body = String::new();
     for i in 0..shapes {
         let a = i as f64 * 2.399_963; // golden angle: spread evenly
@@ -37,49 +40,51 @@ fn world(shapes: usize, lidar: bool) -> String {
         r#"<sdf version="1.9"><world name="lidar_bench">
 <physics name="1ms" type="ignored"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
 <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
-<plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors"/>
+<plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors"><ray_casts>{ray_casts}</ray_casts></plugin>
 <model name="post"><static>true</static><pose>0 0 1 0 0 0</pose><link name="l">{sensor}</link></model>
 {body}</world></sdf>"#
     )
 }
 
-fn load(shapes: usize, lidar: bool) -> Result<Server, String> {
+fn load(shapes: usize, lidar: bool, ray_casts: &str) -> Result<Server, String> {
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
-    let opts = ServerOptions { world_text: Some((world(shapes, lidar), "<bench lidar>".into())), run: true, ..Default::default() };
+    let opts = ServerOptions { world_text: Some((world(shapes, lidar, ray_casts), "<bench lidar>".into())), run: true, ..Default::default() };
     Server::load(&opts).map_err(|e| format!("loading the lidar world: {e}"))
 }
 
 pub(crate) fn bench(quick: bool, reps: usize) -> Result<(), String> {
     let (shapes, steps) = if quick { (200, 200) } else { (1000, 1000) };
     println!("7. Sensors: {shapes} static shapes and a 640 x 16 CPU lidar at 10 Hz (one scan per 100 steps of 1 ms), {steps} steps");
-    println!("   per repetition: Server::step_once with troupe_physics_rapier and troupe_sensors loaded, against the same world without the lidar.");
-    let mut with = load(shapes, true)?;
-    let mut without = load(shapes, false)?;
-    let mut lidar = || {
+    println!("   per repetition: Server::step_once with troupe_physics_rapier and troupe_sensors loaded: rays through rapier's ray caster,");
+    println!("   rays against the sensors system's own geometry (<ray_casts>own), and the same world without the lidar.");
+    let mut caster = load(shapes, true, "physics")?;
+    let mut own = load(shapes, true, "own")?;
+    let mut without = load(shapes, false, "auto")?;
+    fn run(server: &mut Server, steps: usize) -> Result<Duration, String> {
         let t = Instant::now();
         for _ in 0..steps {
-            with.step_once(black_box(Duration::ZERO)).map_err(|e| e.to_string())?;
+            server.step_once(black_box(Duration::ZERO)).map_err(|e| e.to_string())?;
         }
         Ok(t.elapsed())
-    };
-    let mut baseline = || {
-        let t = Instant::now();
-        for _ in 0..steps {
-            without.step_once(black_box(Duration::ZERO)).map_err(|e| e.to_string())?;
-        }
-        Ok(t.elapsed())
-    };
-    lidar()?;
+    }
+    let mut through_caster = || run(&mut caster, steps);
+    let mut own_geometry = || run(&mut own, steps);
+    let mut baseline = || run(&mut without, steps);
+    through_caster()?;
+    own_geometry()?;
     baseline()?;
-    let [d_lidar, d_base] = best_of_interleaved(reps, [&mut lidar, &mut baseline])?;
+    let [d_caster, d_own, d_base] = best_of_interleaved(reps, [&mut through_caster, &mut own_geometry, &mut baseline])?;
     let per = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
     let scans = steps / 100;
-    println!(
-        "   with lidar {:>9.1} us/step   without {:>9.1} us/step   ratio {:.2}x   ({:.2} ms per scan of 10240 rays)",
-        per(d_lidar),
-        per(d_base),
-        d_lidar.as_secs_f64() / d_base.as_secs_f64(),
-        (d_lidar.as_secs_f64() - d_base.as_secs_f64()).max(0.0) * 1e3 / scans as f64
-    );
+    let per_scan = |d: Duration| (d.as_secs_f64() - d_base.as_secs_f64()).max(0.0) * 1e3 / scans as f64;
+    println!("   {:<34} {:>9.1} us/step", "without lidar", per(d_base));
+    for (name, d) in [("lidar through rapier's ray caster", d_caster), ("lidar against own geometry (BVH)", d_own)] {
+        println!(
+            "   {name:<34} {:>9.1} us/step   ratio {:>6.2}x   ({:.2} ms per scan of 10240 rays)",
+            per(d),
+            d.as_secs_f64() / d_base.as_secs_f64(),
+            per_scan(d)
+        );
+    }
     Ok(())
 }

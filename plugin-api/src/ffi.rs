@@ -9,6 +9,7 @@
 
 use crate::component::{Change, ComponentTypeId};
 use crate::entity::EntityId;
+use crate::math::Vec3;
 use abi_stable::sabi_trait;
 use abi_stable::sabi_types::RMut;
 use abi_stable::std_types::{RArc, RBox, RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString, RVec, ROption};
@@ -310,6 +311,54 @@ pub trait HostServices: Send + Sync {
     /// Calls a service of this process or of the partition, waiting up to `timeout_ms`.
     /// It blocks the caller: call it outside the simulation step where possible.
     fn call_service(&self, name: RStr<'_>, payload: RSlice<'_, u8>, timeout_ms: u64) -> RResult<ServiceReply, SystemError>;
+
+    // ---- Ray casts (plugin-api 1.5). Appended after everything else, each with a default
+    // for hosts that predate them.
+
+    /// Offers `caster` as this world's ray-cast service (a physics backend casting against
+    /// its own collision shapes). A world has at most one: an error names the system that
+    /// holds it already. Withdrawn when the offering system is dropped or reset. (The
+    /// default, for older hosts, answers an error.)
+    fn offer_ray_caster(&self, caster: RayCaster_TO<'static, RBox<()>>) -> RResult<(), SystemError> {
+        drop(caster);
+        RErr(SystemError {
+            kind: ErrorKind::FAILED,
+            message: RString::from("this host has no ray-cast service (it predates plugin-api 1.5)"),
+        })
+    }
+    /// Casts `rays` through the world's ray caster, as [`RayCaster::cast_rays`] does; false
+    /// (and `out` untouched) when the world has none, it is busy (called from within the
+    /// caster's own system while it steps) or `out.len() != rays.len()`. (The default, for
+    /// older hosts, answers false.)
+    fn cast_rays(&self, rays: RSlice<'_, Ray>, max_range: f64, exclude: EntityId, out: RSliceMut<'_, f64>) -> bool {
+        let _ = (rays, max_range, exclude, out);
+        false
+    }
+}
+
+/// A ray in world coordinates (plugin-api 1.5): from `origin` along the unit vector
+/// `direction`.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ray {
+    /// Where the ray starts, world frame, m.
+    pub origin: Vec3,
+    /// Its direction, a unit vector in the world frame.
+    pub direction: Vec3,
+}
+
+/// A world's ray-cast service, as a physics backend offers it
+/// ([`HostServices::offer_ray_caster`]; the safe way is [`crate::Host::offer_ray_caster`]).
+/// It is called on the simulation thread, by the systems that run after the backend.
+#[sabi_trait]
+pub trait RayCaster: Send {
+    /// Writes to `out[i]` the distance along `rays[i]` to the first surface it meets within
+    /// `max_range` (+infinity for none), ignoring the shapes of link `exclude`
+    /// ([`EntityId::NULL`]: none). A ray starting inside a shape meets that shape where it
+    /// leaves it. `out` is as long as `rays`. Answers false if it cannot cast now (`out` is
+    /// then ignored). Must not unwind.
+    #[sabi(last_prefix_field)]
+    fn cast_rays(&mut self, rays: RSlice<'_, Ray>, max_range: f64, exclude: EntityId, out: RSliceMut<'_, f64>) -> bool;
 }
 
 /// How a topic is published.

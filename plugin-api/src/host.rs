@@ -2,10 +2,10 @@
 //! services are in [`crate::transport`]).
 
 use crate::entity::EntityId;
-use crate::ffi::{EventHandler, EventHandler_TO, HostObj, NetworkRole, SystemError};
+use crate::ffi::{EventHandler, EventHandler_TO, HostObj, NetworkRole, Ray, RayCaster as FfiRayCaster, RayCaster_TO, SystemError};
 use crate::system::panic_message;
 use abi_stable::sabi_trait::TD_Opaque;
-use abi_stable::std_types::{RErr, ROk, RResult, RSlice, RStr, RString};
+use abi_stable::std_types::{RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Names of the events the host itself emits and acts on (seed 000's event manager).
@@ -70,6 +70,54 @@ impl Host {
     /// Removes a subscription.
     pub fn unsubscribe(&self, subscription: u64) -> bool {
         self.obj.unsubscribe(subscription)
+    }
+
+    /// Offers `caster` as the world's ray-cast service (plugin-api 1.5): what a physics
+    /// backend does so sensors cast against its collision shapes. A world has at most one;
+    /// offering a second is an error naming the system that holds it. It is withdrawn when
+    /// this system is dropped or reset.
+    pub fn offer_ray_caster<C: RayCaster>(&self, caster: C) -> crate::system::Result<()> {
+        let obj = RayCaster_TO::from_value(CasterAdapter(caster), TD_Opaque);
+        self.obj.offer_ray_caster(obj).into_result().map_err(|e| crate::system::Error(e.message.into_string()))
+    }
+
+    /// Casts `rays` through the world's ray-cast service: `out[i]` becomes the distance
+    /// along `rays[i]` to the first surface within `max_range` (+infinity for none),
+    /// ignoring the shapes of link `exclude` ([`EntityId::NULL`]: none). Answers false, with
+    /// `out` untouched, when the world has no ray caster (or it cannot cast now, or
+    /// `out.len() != rays.len()`): cast against geometry of your own then.
+    pub fn cast_rays(&self, rays: &[Ray], max_range: f64, exclude: EntityId, out: &mut [f64]) -> bool {
+        if out.len() != rays.len() {
+            return false;
+        }
+        self.obj.cast_rays(RSlice::from_slice(rays), max_range, exclude, RSliceMut::from_mut_slice(out))
+    }
+}
+
+/// A world's ray-cast service, as a physics backend implements it (plugin-api 1.5) and
+/// offers it with [`Host::offer_ray_caster`]. Called on the simulation thread by systems
+/// that run after the backend (sensors in `post_update`), never concurrently with it.
+pub trait RayCaster: Send + 'static {
+    /// Writes to `out[i]` the distance along `rays[i]` (unit direction, world frame) to the
+    /// first surface it meets within `max_range`, or +infinity; shapes of link `exclude`
+    /// ([`EntityId::NULL`]: none) are ignored. A ray that starts inside a shape meets it
+    /// where it leaves it. `out.len() == rays.len()`. Answer false if you cannot cast now
+    /// (the caller then casts against geometry of its own). A panic is caught, logged and
+    /// answered as false.
+    fn cast_rays(&mut self, rays: &[Ray], max_range: f64, exclude: EntityId, out: &mut [f64]) -> bool;
+}
+
+struct CasterAdapter<C>(C);
+
+impl<C: RayCaster> FfiRayCaster for CasterAdapter<C> {
+    fn cast_rays(&mut self, rays: RSlice<'_, Ray>, max_range: f64, exclude: EntityId, mut out: RSliceMut<'_, f64>) -> bool {
+        match catch_unwind(AssertUnwindSafe(|| self.0.cast_rays(rays.as_slice(), max_range, exclude, out.as_mut_slice()))) {
+            Ok(answered) => answered,
+            Err(p) => {
+                log::error!("the ray caster panicked: {}", panic_message(&*p));
+                false
+            }
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //!
 //! * [`Ecm`] / [`EcmView`] with [`EcmRead`]: typed access to entities and components.
 //! * [`components`]: the built-in component catalogue (gz-sim names and type ids).
-//! * [`Host`]: events ([`events`]), network role, entity ownership.
+//! * [`Host`]: events ([`events`]), network role, entity ownership, the world's ray-cast
+//!   service ([`RayCaster`]).
 //! * [`xml`]: reading parameters from the plugin's `<plugin>` element.
 //! * [`msgs`]: gz-msgs protobuf messages (`gz.msgs`), e.g. the `SerializedStateMap` of logs.
 //!
@@ -35,8 +36,8 @@ pub mod xml;
 pub use component::{Change, Component, ComponentTypeId, DecodeError, Reader, Writer};
 pub use ecm::{Ecm, EcmRead, EcmView};
 pub use entity::EntityId;
-pub use ffi::{EcmError, Hooks, NetworkRole, ResetOutcome, ServiceReply, ServiceRequest, TopicOptions, UpdateInfo, Which};
-pub use host::{events, Host};
+pub use ffi::{EcmError, Hooks, NetworkRole, Ray, ResetOutcome, ServiceReply, ServiceRequest, TopicOptions, UpdateInfo, Which};
+pub use host::{events, Host, RayCaster};
 pub use transport::{Publisher, Request, ServiceServer, Subscriber};
 pub use module::{HostLogger, PluginMod, PluginModRef};
 pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, System, SystemAdapter};

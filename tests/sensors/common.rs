@@ -24,11 +24,18 @@ pub const ALL_SENSOR_SYSTEMS: &str = r#"
 /// A world `w` with a 1 ms step, rapier physics, every sensor system, `extra` world
 /// elements (gravity, magnetic field...) and `body`.
 pub fn world(extra: &str, body: &str) -> String {
+    world_on("gz-sim-physics-system", "", extra, body)
+}
+
+/// [`world`] with physics library `physics` and `sensors_xml` inside the sensors system's
+/// `<plugin>` element.
+pub fn world_on(physics: &str, sensors_xml: &str, extra: &str, body: &str) -> String {
     format!(
         r#"<?xml version="1.0"?>
 <sdf version="1.9"><world name="w">
   <physics name="p" type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
-  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>{ALL_SENSOR_SYSTEMS}
+  <plugin filename="{physics}" name="gz::sim::systems::Physics"/>{ALL_SENSOR_SYSTEMS}
+  <plugin filename="gz-sim-sensors-system" name="gz::sim::systems::Sensors">{sensors_xml}</plugin>
   {extra}
   {body}
 </world></sdf>"#

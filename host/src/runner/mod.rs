@@ -8,7 +8,7 @@ mod systems;
 
 pub use clock::Clock;
 pub use event_bus::{Event, EventBus, Ownership, OwnsAll};
-pub use host_services::SystemHost;
+pub use host_services::{RayCasterSlot, SystemHost};
 pub use systems::{update_order, Phase, Source, SystemFailure, SystemSlot};
 
 use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
@@ -119,6 +119,7 @@ pub struct WorldRunner {
     node: Node,
     systems_version: u64,
     world_sdf: Option<Arc<crate::sdf::WorldSdf>>,
+    casters: Arc<RayCasterSlot>,
 }
 
 impl WorldRunner {
@@ -145,6 +146,7 @@ impl WorldRunner {
             node: Node::local(),
             systems_version: 0,
             world_sdf: None,
+            casters: Arc::default(),
         }
     }
 
@@ -187,8 +189,14 @@ impl WorldRunner {
         self.reset_requested = true;
     }
 
-    fn host_object(&self, owner: u64) -> HostObj {
-        let host = SystemHost::new(&self.name, self.bus.clone(), self.role, self.ownership.clone(), self.seed, owner, self.node.clone());
+    /// The world's ray-cast service (which system offers one).
+    pub fn ray_casters(&self) -> &Arc<RayCasterSlot> {
+        &self.casters
+    }
+
+    fn host_object(&self, owner: u64, label: &str) -> HostObj {
+        let host = SystemHost::new(&self.name, self.bus.clone(), self.role, self.ownership.clone(), self.seed, owner, self.node.clone())
+            .with_ray_casts(self.casters.clone(), label);
         HostServices_TO::from_ptr(RArc::new(host), TD_Opaque)
     }
 
@@ -236,7 +244,7 @@ impl WorldRunner {
                 return Err(RunError::UnknownSystem { origin: slot.origin.clone(), message })
             }
         };
-        let host = self.host_object(slot.id);
+        let host = self.host_object(slot.id, &slot.label);
         let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
         let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
         slot.configure(&mut access, host)?;
@@ -458,10 +466,12 @@ impl WorldRunner {
         }
         let before = self.systems.len();
         let bus = self.bus.clone();
+        let casters = self.casters.clone();
         self.systems.retain(|s| {
             let keep = doomed.binary_search(&s.entity).is_err();
             if !keep {
                 bus.unsubscribe_owner(s.id);
+                casters.withdraw_owner(s.id);
                 log::info!("system {} dropped: its entity {} was removed", s.label, s.entity);
             }
             keep
@@ -495,8 +505,9 @@ impl WorldRunner {
             match &slot.source {
                 Source::Library { library, class } => {
                     self.bus.unsubscribe_owner(slot.id);
+                    self.casters.withdraw_owner(slot.id);
                     slot.obj = new_system(library, class, &slot.origin)?;
-                    let host = self.host_object(slot.id);
+                    let host = self.host_object(slot.id, &slot.label);
                     let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
                     let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
                     slot.configure(&mut access, host)?;
@@ -504,6 +515,7 @@ impl WorldRunner {
                 }
                 Source::InProcess => {
                     self.bus.unsubscribe_owner(slot.id);
+                    self.casters.withdraw_owner(slot.id);
                     log::warn!("in-process system {} has no reset; dropped", slot.label)
                 }
             }

@@ -12,7 +12,7 @@ use plugin_api::components::{
     WorldLinearAcceleration, WorldLinearVelocity, WorldPoseCmd, Wrench,
 };
 use plugin_api::math::{Pose, Vec3};
-use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmRead, EntityId, Error};
+use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmRead, EntityId, Error, Ray};
 use rapier3d_f64::dynamics::{
     CCDSolver, GenericJoint, GenericJointBuilder, ImpulseJointHandle, ImpulseJointSet, IntegrationParameters,
     IslandManager, JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder,
@@ -25,7 +25,7 @@ use rapier3d_f64::geometry::{
 use rapier3d_f64::dynamics::CoefficientCombineRule;
 use rapier3d_f64::math::{Matrix, Pose as RPose, Rotation, Vector};
 use rapier3d_f64::parry::mass_properties::MassProperties;
-use rapier3d_f64::pipeline::{ActiveHooks, PairFilterContext, PhysicsHooks, PhysicsPipeline};
+use rapier3d_f64::pipeline::{ActiveHooks, PairFilterContext, PhysicsHooks, PhysicsPipeline, QueryFilter};
 use rapier3d_f64::geometry::SolverFlags;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -222,6 +222,21 @@ impl World {
             forced: Vec::new(),
             prev_vel: BTreeMap::new(),
             contacts_reported: BTreeSet::new(),
+        }
+    }
+
+    /// Writes to `out[i]` the distance along `rays[i]` to the first collider within
+    /// `max_range` (+infinity for none), leaving out the colliders of link `exclude`. A ray
+    /// starting inside a shape meets it where it leaves it (as the sensors' own geometry).
+    pub fn cast_rays(&self, rays: &[Ray], max_range: f64, exclude: EntityId, out: &mut [f64]) {
+        let mut filter = QueryFilter::default();
+        if let Some(l) = self.link(exclude) {
+            filter = filter.exclude_rigid_body(l.body);
+        }
+        let query = self.sim.broad.as_query_pipeline(self.sim.narrow.query_dispatcher(), &self.sim.bodies, &self.sim.colliders, filter);
+        for (r, o) in rays.iter().zip(out.iter_mut()) {
+            let ray = rapier3d_f64::geometry::Ray::new(vec_to_r(r.origin), vec_to_r(r.direction));
+            *o = query.cast_ray(&ray, max_range, false).map_or(f64::INFINITY, |(_, t)| t);
         }
     }
 

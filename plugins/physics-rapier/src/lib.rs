@@ -24,6 +24,12 @@
 //!
 //! gz-sim's `<engine><filename>` and `<contacts>` elements are accepted and ignored.
 //!
+//! ## Ray casts
+//!
+//! The system offers the world's ray-cast service ([`plugin_api::Host::offer_ray_caster`]):
+//! rays cast by later systems (the sensors' lidar) go through rapier's query pipeline over
+//! its collision shapes, meshes included, as they stand after the step.
+//!
 //! ## Example
 //!
 //! ```xml
@@ -40,17 +46,45 @@ mod shapes;
 use engine::{Options, World};
 use plugin_api::components::Physics as PhysicsParams;
 use plugin_api::xml::PluginXml;
-use plugin_api::{log, ConfigureContext, Ecm, EcmRead, Hooks, System, UpdateInfo};
+use plugin_api::{log, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Ray, RayCaster, System, UpdateInfo};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 
 /// The physics system.
 pub struct Physics {
     opts: Options,
-    world: Option<World>,
+    /// Shared with the ray caster offered to the host. Systems run one after another on
+    /// the simulation thread, so the lock is never contended: physics holds it through its
+    /// update, sensors take it in post_update.
+    world: Option<Arc<Mutex<World>>>,
+    /// Kept: the host withdraws the ray caster when the system lets go of its host.
+    host: Option<Host>,
+}
+
+/// The world's ray-cast service on rapier's query pipeline (the broad phase's BVH, up to
+/// date with the poses of the step just taken).
+struct Caster(Weak<Mutex<World>>);
+
+impl RayCaster for Caster {
+    fn cast_rays(&mut self, rays: &[Ray], max_range: f64, exclude: EntityId, out: &mut [f64]) -> bool {
+        let Some(world) = self.0.upgrade() else { return false };
+        let world = match world.try_lock() {
+            Ok(w) => w,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            // Asked from within physics' own update: not now.
+            Err(TryLockError::WouldBlock) => return false,
+        };
+        world.cast_rays(rays, max_range, exclude, out);
+        true
+    }
+}
+
+fn locked(world: &Mutex<World>) -> MutexGuard<'_, World> {
+    world.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Default for Physics {
     fn default() -> Self {
-        Physics { opts: Options { sleep: true }, world: None }
+        Physics { opts: Options { sleep: true }, world: None, host: None }
     }
 }
 
@@ -75,7 +109,13 @@ impl System for Physics {
             )));
         }
         log::debug!("rapier physics (f64), step {} s, sleep {}", params.max_step_size, self.opts.sleep);
-        self.world = Some(World::new(ctx.entity, params.max_step_size, self.opts.clone()));
+        let world = Arc::new(Mutex::new(World::new(ctx.entity, params.max_step_size, self.opts.clone())));
+        if let Err(e) = ctx.host.offer_ray_caster(Caster(Arc::downgrade(&world))) {
+            // Another backend in this world offers one already; sensors cast through it.
+            log::warn!("rapier physics: not offering ray casts: {e}");
+        }
+        self.world = Some(world);
+        self.host = Some(ctx.host);
         Ok(())
     }
 
@@ -83,7 +123,7 @@ impl System for Physics {
         let Some(world) = self.world.as_mut() else {
             return Err(plugin_api::Error::msg("physics updated before it was configured"));
         };
-        world.update(ecm, info.dt(), info.paused)
+        locked(world).update(ecm, info.dt(), info.paused)
     }
 }
 

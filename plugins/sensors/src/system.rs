@@ -72,6 +72,8 @@ pub struct Sample<'a, 'e> {
     pub rng: &'a mut Rng,
     /// Host services (the ray-cast service).
     pub host: &'a Host,
+    /// Where lidars cast their rays.
+    pub ray_casts: lidar::RayCasts,
 }
 
 /// One sensor's simulation, by kind.
@@ -104,6 +106,7 @@ pub struct Sensors {
     active: BTreeMap<EntityId, Active>,
     seen: BTreeSet<EntityId>,
     disabled_warned: BTreeSet<Kind>,
+    ray_casts: lidar::RayCasts,
 }
 
 impl Sensors {
@@ -209,6 +212,12 @@ impl System for Sensors {
             }
             self.enabled.extend(kinds);
         }
+        if let Some(text) = xml.text("ray_casts") {
+            match lidar::RayCasts::parse(&text) {
+                Some(mode) => self.ray_casts = mode,
+                None => log::warn!("sensors system: <ray_casts> must be auto, physics or own, not {text:?}; using auto"),
+            }
+        }
         let mut ecm = ctx.ecm;
         self.world = ecm.entities_with(&[World::ID]).into_iter().next().unwrap_or(ctx.entity);
         self.host = Some(ctx.host);
@@ -243,7 +252,7 @@ impl System for Sensors {
                 continue;
             }
             a.samples += 1;
-            let mut s = Sample { ecm, info, header: header(info.sim_time_ns, &a.frame, a.samples), rng: &mut a.rng, host: &host };
+            let mut s = Sample { ecm, info, header: header(info.sim_time_ns, &a.frame, a.samples), rng: &mut a.rng, host: &host, ray_casts: self.ray_casts };
             let r = match &mut a.model {
                 Model::Imu(m) => m.sample(e, &mut s),
                 Model::Altimeter(m) => m.sample(e, &mut s),

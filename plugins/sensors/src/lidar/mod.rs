@@ -1,6 +1,10 @@
 //! Lidar (`gpu_lidar`, `lidar`, `ray`, `gpu_ray`) on the CPU: a grid of rays cast against the
 //! world's collision shapes, published as `gz.msgs.LaserScan` on the topic and as
 //! `gz.msgs.PointCloudPacked` on `<topic>/points`.
+//!
+//! The rays of a scan go in one batch through the world's ray-cast service when the physics
+//! backend offers one ([`plugin_api::Host::cast_rays`]), else against the sensors system's
+//! own geometry ([`Scene`]); `<ray_casts>` of the sensors system chooses ([`RayCasts`]).
 
 mod scene;
 
@@ -11,7 +15,40 @@ use crate::noise::Noise;
 use crate::system::{Sample, Setup};
 use plugin_api::math::{Pose, Vec3};
 use plugin_api::msgs::{point_cloud_packed, LaserScan, PointCloudPacked, Pose as PoseMsg, Quaternion, Vector3d};
-use plugin_api::{log, EcmRead, EntityId, Publisher, TopicOptions};
+use plugin_api::{log, EcmRead, EntityId, Host, Publisher, Ray, TopicOptions};
+
+/// Where lidars cast their rays (`<ray_casts>` of the sensors system).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RayCasts {
+    /// Through the physics backend's ray caster when the world has one, else against the
+    /// sensors system's own geometry (`auto`, the default).
+    #[default]
+    Auto,
+    /// Through the physics backend's ray caster; without one, a warning and own geometry
+    /// (`physics`).
+    Physics,
+    /// Always against the sensors system's own geometry (`own`).
+    Own,
+}
+
+impl RayCasts {
+    /// Reads `auto`, `physics` or `own`.
+    pub fn parse(text: &str) -> Option<RayCasts> {
+        match text.trim() {
+            "auto" => Some(RayCasts::Auto),
+            "physics" => Some(RayCasts::Physics),
+            "own" => Some(RayCasts::Own),
+            _ => None,
+        }
+    }
+}
+
+/// Which geometry a scan was cast against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    Physics,
+    Own,
+}
 
 /// One scan axis (`<horizontal>` or `<vertical>`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -122,6 +159,12 @@ pub struct Lidar {
     frame: String,
     what: String,
     mesh_warned: bool,
+    no_caster_warned: bool,
+    /// The path of the last scan (a change is logged).
+    path: Option<Path>,
+    /// The scan's rays in world frame and their hit distances, reused between scans.
+    rays: Vec<Ray>,
+    hits: Vec<f64>,
     scan: Publisher<LaserScan>,
     points: Publisher<PointCloudPacked>,
 }
@@ -144,29 +187,63 @@ impl Lidar {
         let scan = s.host.advertise(topic, TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
         let points = s.host.advertise(&format!("{topic}/points"), TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
         let directions = config.directions();
-        Ok(Lidar { link, offset, config, directions, frame: crate::frames::scoped_name(s.ecm, s.entity), what: common.what(), mesh_warned: false, scan, points })
+        Ok(Lidar {
+            link,
+            offset,
+            config,
+            directions,
+            frame: crate::frames::scoped_name(s.ecm, s.entity),
+            what: common.what(),
+            mesh_warned: false,
+            no_caster_warned: false,
+            path: None,
+            rays: Vec::new(),
+            hits: Vec::new(),
+            scan,
+            points,
+        })
     }
 
-    /// The ranges now, before noise, cast against the ECM's own geometry: vertical index
-    /// outer, horizontal inner.
-    pub fn ranges(&mut self, ecm: &impl EcmRead) -> (Pose, Vec<f64>) {
+    /// The ranges now, before noise: vertical index outer, horizontal inner. Cast through
+    /// the world's ray caster unless `mode` says otherwise or there is none, else against
+    /// the ECM's own geometry.
+    pub fn ranges(&mut self, ecm: &impl EcmRead, host: &Host, mode: RayCasts) -> (Pose, Vec<f64>) {
         let pose = crate::frames::world_pose(ecm, self.link) * self.offset;
-        let scene = Scene::build(ecm, Some(self.link));
-        if scene.skipped_meshes > 0 && !self.mesh_warned {
-            self.mesh_warned = true;
-            log::warn!("{}: {} mesh collision(s) are invisible to the CPU lidar", self.what, scene.skipped_meshes);
+        self.rays.clear();
+        self.rays.extend(self.directions.iter().map(|d| Ray { origin: pose.position, direction: pose.rotation.rotate(*d) }));
+        self.hits.clear();
+        self.hits.resize(self.rays.len(), f64::INFINITY);
+        let max = self.config.max_range;
+        let through_physics = mode != RayCasts::Own && host.cast_rays(&self.rays, max, self.link, &mut self.hits);
+        if !through_physics {
+            if mode == RayCasts::Physics && !self.no_caster_warned {
+                self.no_caster_warned = true;
+                log::warn!("{}: <ray_casts>physics</ray_casts>, but the physics backend offers no ray caster; casting against the sensors system's own geometry", self.what);
+            }
+            let scene = Scene::build(ecm, Some(self.link));
+            if scene.skipped_meshes > 0 && !self.mesh_warned {
+                self.mesh_warned = true;
+                log::warn!("{}: {} mesh collision(s) are invisible to the CPU lidar's own geometry", self.what, scene.skipped_meshes);
+            }
+            for (r, h) in self.rays.iter().zip(self.hits.iter_mut()) {
+                *h = scene.cast(r.origin, r.direction, max).unwrap_or(f64::INFINITY);
+            }
         }
-        let ranges = self
-            .directions
-            .iter()
-            .map(|d| self.config.reported(scene.cast(pose.position, pose.rotation.rotate(*d), self.config.max_range)))
-            .collect();
+        let path = if through_physics { Path::Physics } else { Path::Own };
+        if self.path != Some(path) {
+            self.path = Some(path);
+            match path {
+                Path::Physics => log::info!("{}: casting rays through the physics backend's ray caster", self.what),
+                Path::Own => log::info!("{}: casting rays against the sensors system's own geometry", self.what),
+            }
+        }
+        let ranges = self.hits.iter().map(|&h| self.config.reported(h.is_finite().then_some(h))).collect();
         (pose, ranges)
     }
 
     /// Publishes one scan and its point cloud.
     pub fn sample(&mut self, _: EntityId, s: &mut Sample<'_, '_>) -> plugin_api::Result {
-        let (pose, mut ranges) = self.ranges(s.ecm);
+        let (pose, mut ranges) = self.ranges(s.ecm, s.host, s.ray_casts);
         for r in ranges.iter_mut() {
             *r = self.config.noise.apply(*r, s.rng);
         }
