@@ -19,6 +19,7 @@ pub mod outcome;
 pub mod peer;
 pub mod primary;
 pub mod secondary;
+pub mod settings;
 pub mod simnet;
 
 pub use assignment::{LevelId, Membership, Owners, PerformerId};
