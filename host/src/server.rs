@@ -70,6 +70,12 @@ pub struct ServerOptions {
     /// Service addresses of nodes on other machines to meet (`tcp://host:port`), besides
     /// the config's `<transport><peer>`s.
     pub peers: Vec<String>,
+    /// `--network-role`, `--network-secondaries`, `--network-primary`, `--network-listen`:
+    /// combined with the config's `<network>` into the distributed settings. A role implies
+    /// levels (`--levels`): until the level manager lands on this branch, the resolved
+    /// settings are the switch ([`Server::network`]); merge it with `levels` as
+    /// `levels || network.is_some()`.
+    pub network: crate::distributed::settings::NetworkArgs,
 }
 
 /// Why a server could not start.
@@ -96,6 +102,9 @@ pub enum ServerError {
     /// The command line and the server config disagree on where to listen.
     #[error("transport: {0}")]
     TransportSettings(String),
+    /// The distributed settings are invalid or do not fit the world.
+    #[error("distributed: {0}")]
+    Network(String),
     /// Several plugin libraries could not be loaded: all are named at once.
     #[error("{} plugins could not be loaded:\n  {}", .0.len(), .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Plugins(Vec<RunError>),
@@ -121,13 +130,14 @@ impl RunSummary {
 
 /// A loaded server.
 pub struct Server {
-    runners: Vec<WorldRunner>,
-    loader: PluginLoader,
+    pub(crate) runners: Vec<WorldRunner>,
+    pub(crate) loader: PluginLoader,
     /// `-z`'s fixed period; else the worlds' step size / real-time factor decide.
     period: Option<Duration>,
     stop: Arc<AtomicBool>,
     node: Node,
-    transports: Vec<WorldTransport>,
+    pub(crate) transports: Vec<WorldTransport>,
+    network: Option<crate::distributed::settings::NetworkSettings>,
 }
 
 impl Server {
@@ -138,7 +148,20 @@ impl Server {
         let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
         let search = SearchPath::new(env_path.as_deref(), &config_set.plugin_paths);
         let mut loader = PluginLoader::new(search, opts.log_level);
-        let node = match network_settings(opts, &config_set)? {
+        let network = crate::distributed::settings::resolve(
+            &opts.network,
+            config_set.network.as_ref(),
+            std::env::var(crate::distributed::settings::TOKEN_ENV).ok(),
+        )
+        .map_err(ServerError::Network)?;
+        let secondary = network.as_ref().is_some_and(|n| n.role == crate::distributed::settings::Role::Secondary);
+        if network.is_some() && opts.playback.is_some() {
+            return Err(ServerError::Network("a distributed run simulates a world file; --playback cannot be distributed".into()));
+        }
+        // A secondary serves no topics or services: everything goes through the primary
+        // (seed 001), and its world would clash with the primary's in the partition.
+        let transport_settings = if secondary { None } else { network_settings(opts, &config_set)? };
+        let node = match transport_settings {
             Some((bind, peers)) => {
                 let partition = registry::partition();
                 let node = Node::open_with_peers(&partition, &bind, peers)?;
@@ -149,7 +172,7 @@ impl Server {
         };
         let mut runners = match &opts.playback {
             Some(log) => vec![load_playback(opts, log, &config_set, &mut loader, &node)?],
-            None => load_world_file(opts, &config_set, &mut loader, &node)?,
+            None => load_world_file(opts, &config_set, &mut loader, &node, network.as_ref())?,
         };
         if let Some(record) = record_options(opts, &config_set) {
             if runners.len() != 1 {
@@ -178,7 +201,7 @@ impl Server {
             stop.clone(),
             Arc::new(Mutex::new(resource_paths)),
         )?;
-        Ok(Server { runners, loader, period, stop, node, transports })
+        Ok(Server { runners, loader, period, stop, node, transports, network })
     }
 
     /// The runners, one per world, in file order.
@@ -193,6 +216,16 @@ impl Server {
     pub fn node(&self) -> &Node {
         &self.node
     }
+    /// The distributed settings, when this server is part of a distributed run.
+    pub fn network(&self) -> Option<&crate::distributed::settings::NetworkSettings> {
+        self.network.as_ref()
+    }
+
+    /// Time between steps (see `period`), for the distributed driver.
+    pub(crate) fn step_period(&self) -> Option<Duration> {
+        self.period()
+    }
+
     /// A flag that stops the run at the next iteration when set (Ctrl-C, SIGTERM).
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
@@ -275,6 +308,7 @@ fn load_world_file(
     config_set: &config::ServerConfigFile,
     loader: &mut PluginLoader,
     node: &Node,
+    network: Option<&crate::distributed::settings::NetworkSettings>,
 ) -> Result<Vec<WorldRunner>, ServerError> {
     let doc = match (&opts.world_text, &opts.world_file) {
         (Some((text, label)), _) => sdf::parse_str(text, label)?,
@@ -284,13 +318,25 @@ fn load_world_file(
     for w in &doc.warnings {
         log::warn!("{w}");
     }
+    if let Some(n) = network {
+        // Seed 001: a distributed process has one simulation runner.
+        if doc.worlds.len() > 1 {
+            let names: Vec<String> = doc.worlds.iter().map(|w| format!("{:?} ({})", w.name, w.origin)).collect();
+            return Err(ServerError::Network(format!(
+                "a distributed run ({}) simulates one world, and this file has {}: {}",
+                n.role.as_str(),
+                doc.worlds.len(),
+                names.join(", ")
+            )));
+        }
+    }
     let mut names = HashSet::new();
     let mut runners = Vec::new();
     for world in &doc.worlds {
         if !names.insert(world.name.clone()) {
             return Err(ServerError::World(format!("{}: a second world named {:?}", world.origin, world.name)));
         }
-        runners.push(load_world(&doc, world, &config_set.plugins, opts, loader, node)?);
+        runners.push(load_world(&doc, world, &config_set.plugins, opts, loader, node, network)?);
     }
     if runners.is_empty() {
         return Err(ServerError::World("the SDF holds no <world>".into()));
@@ -394,6 +440,7 @@ fn load_world(
     opts: &ServerOptions,
     loader: &mut PluginLoader,
     node: &Node,
+    network: Option<&crate::distributed::settings::NetworkSettings>,
 ) -> Result<WorldRunner, ServerError> {
     let mut ecm = Ecm::new();
     let ecm_error = |e: plugin_api::EcmError| ServerError::World(format!("{}: {}", world.origin, e.message));
@@ -402,6 +449,14 @@ fn load_world(
     let mut runner = WorldRunner::new(world.name.clone(), world_entity, ecm, clock);
     runner.seed = opts.seed;
     runner.set_node(node.clone());
+    match network.map(|n| n.role) {
+        Some(crate::distributed::settings::Role::Primary) => runner.set_network_role(plugin_api::NetworkRole::PRIMARY),
+        Some(crate::distributed::settings::Role::Secondary) => {
+            runner.set_network_role(plugin_api::NetworkRole::SECONDARY);
+            runner.capture_changes(true);
+        }
+        None => {}
+    }
 
     let requested: Vec<RequestedPlugin> = world
         .plugins

@@ -30,12 +30,25 @@ pub struct SimArgs {
     /// Use levels and performers.
     #[arg(long)]
     levels: bool,
-    /// Distributed role: primary or secondary.
+    /// Distributed role: primary or secondary (any case; implies --levels). Also
+    /// `<network><role>` in the server config.
     #[arg(long, value_name = "ROLE")]
     network_role: Option<String>,
-    /// Number of secondaries a primary waits for.
+    /// Number of secondaries a primary waits for (at least 1).
     #[arg(long, value_name = "N")]
     network_secondaries: Option<u32>,
+    /// Secondary on another machine: the primary's join address (`host:port`).
+    #[arg(long, value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    network_primary: Option<String>,
+    /// Primary serving other machines: listen for secondaries on this address (`IP:PORT`,
+    /// port 0 lets the system pick; printed at start).
+    #[arg(long, value_name = "IP:PORT", value_parser = troupe::distributed::settings::listen_url)]
+    network_listen: Option<String>,
+    /// Start a whole local distributed run: this process is the primary and starts N
+    /// secondaries (this same program, same world and flags) in a fresh partition; they
+    /// are killed when it exits.
+    #[arg(long, value_name = "N", conflicts_with_all = ["network_role", "network_secondaries", "network_primary"])]
+    distributed: Option<u32>,
     /// Random seed handed to every system.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -77,9 +90,6 @@ impl SimArgs {
         if self.levels {
             out.push(not_yet("--levels", "the level manager (levels and performers)"));
         }
-        if self.network_role.is_some() || self.network_secondaries.is_some() {
-            out.push(not_yet("--network-role / --network-secondaries", "distributed simulation"));
-        }
         out
     }
 }
@@ -112,6 +122,39 @@ pub fn run(args: SimArgs) -> ExitCode {
         }
         return ExitCode::from(2);
     }
+    let children = match args.distributed {
+        Some(0) => {
+            eprintln!("troupe: error: --distributed 0: a distributed run needs at least 1 secondary");
+            return ExitCode::from(2);
+        }
+        Some(n) => match super::distributed::spawn_secondaries(&args_for_children(), n) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("troupe: error: --distributed: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let network = troupe::distributed::settings::NetworkArgs {
+        role: if args.distributed.is_some() { Some("primary".into()) } else { args.network_role.clone() },
+        secondaries: args.distributed.or(args.network_secondaries),
+        primary: args.network_primary.clone(),
+        listen: args.network_listen.clone(),
+    };
+    let code = run_server(&args, network, verbose);
+    match children {
+        Some(children) => super::distributed::finish(children, code),
+        None => code,
+    }
+}
+
+/// The command line of this process, for `--distributed`'s secondaries.
+fn args_for_children() -> Vec<String> {
+    std::env::args().skip(1).collect()
+}
+
+fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArgs, verbose: u8) -> ExitCode {
     let mut peers = match troupe::transport::peers_from_env() {
         Ok(p) => p,
         Err(e) => {
@@ -136,6 +179,7 @@ pub fn run(args: SimArgs) -> ExitCode {
             None => troupe::transport::Bind::Ipc,
         }),
         peers,
+        network,
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,
@@ -169,6 +213,9 @@ pub fn run(args: SimArgs) -> ExitCode {
             "troupe: starting paused (no -r); to run: troupe service -s /world/{w}/control --reqtype gz.msgs.WorldControl --reptype gz.msgs.Boolean --req 'pause: false'"
         );
     }
+    if server.network().is_some() {
+        return run_distributed(&mut server, args.iterations);
+    }
     let bar = progress_bar(args.iterations);
     let result = server.run(args.iterations, |done| {
         if let Some(bar) = &bar {
@@ -188,6 +235,31 @@ pub fn run(args: SimArgs) -> ExitCode {
                 summary.real_time_factor()
             );
             ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("troupe: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The distributed run's end: 0 when it stopped cleanly, 1 naming the lost peer.
+fn run_distributed(server: &mut Server, iterations: Option<u64>) -> ExitCode {
+    match server.run_distributed(iterations, |_| {}) {
+        Ok((summary, outcome)) if outcome.is_clean() => {
+            println!(
+                "iterations: {}  sim time: {:.3} s  wall time: {:.3} s  real-time factor: {:.2}  ({})",
+                summary.iterations,
+                summary.sim_time,
+                summary.wall_time,
+                summary.real_time_factor(),
+                troupe::distributed::driver::describe(&outcome)
+            );
+            ExitCode::SUCCESS
+        }
+        Ok((_, outcome)) => {
+            eprintln!("troupe: error: the distributed run failed: {}", troupe::distributed::driver::describe(&outcome));
+            ExitCode::from(1)
         }
         Err(e) => {
             eprintln!("troupe: error: {e}");

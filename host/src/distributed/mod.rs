@@ -14,6 +14,8 @@
 //!   partitions, on which the machines are tested.
 
 pub mod assignment;
+pub mod driver;
+pub mod fingerprint;
 pub mod messages;
 pub mod outcome;
 pub mod peer;
