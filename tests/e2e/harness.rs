@@ -252,18 +252,30 @@ impl Running {
         assert!(status.success(), "kill -{name} {pid} failed: {status}");
     }
 
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("child running").id()
+    }
+
     /// Waits for the end (at most [`TIMEOUT`] since the start); on timeout kills the child
     /// and fails the test with the output so far.
-    pub fn wait(mut self) -> Output {
+    pub fn wait(self) -> Output {
+        self.wait_within(TIMEOUT)
+    }
+
+    /// Waits for the end, at most `bound` from now (and [`TIMEOUT`] since the start); past
+    /// it kills the child and fails the test with the output so far.
+    pub fn wait_within(mut self, bound: Duration) -> Output {
+        let until = Instant::now() + bound;
         loop {
             let exited = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
             if let Some(status) = exited {
                 return self.finish(status);
             }
-            if self.started.elapsed() > TIMEOUT {
+            if self.started.elapsed() > TIMEOUT || Instant::now() > until {
                 self.kill();
                 let out = self.collect(None);
-                panic!("`{}` did not end within {TIMEOUT:?}; killed\n{out}", self.what);
+                panic!("`{}` did not end within {:?}; killed\n{out}", self.what, bound.min(TIMEOUT));
             }
             std::thread::sleep(Duration::from_millis(5));
         }

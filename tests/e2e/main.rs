@@ -18,11 +18,14 @@
 //! * [`scene`]: the scene broadcaster of the default config, read with the tools.
 //! * [`model_systems`]: `worlds/diff_drive.sdf` driven over `cmd_vel` with `troupe topic`.
 //! * [`sensors`]: a real subscriber at real time receives every sensor sample.
+//! * [`distributed`]: primaries and secondaries as processes: clean ends, kill -9, late and
+//!   refused peers, discovery timeouts (the network-namespace test is `tests/netns`).
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
 mod commands;
 mod config;
+mod distributed;
 mod errors;
 mod harness;
 mod ids;

@@ -207,7 +207,7 @@ fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArg
             _ => eprintln!("troupe: other machines reach this server with --peer {addr}"),
         }
     }
-    if !args.run {
+    if !args.run && server.network().is_none_or(|n| n.role == troupe::distributed::settings::Role::Primary) {
         let w = &worlds[0];
         eprintln!(
             "troupe: starting paused (no -r); to run: troupe service -s /world/{w}/control --reqtype gz.msgs.WorldControl --reptype gz.msgs.Boolean --req 'pause: false'"

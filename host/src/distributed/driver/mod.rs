@@ -340,7 +340,6 @@ impl PrimaryDriver<'_> {
 
     fn refuse(&self, peer: &PeerRef, cause: ErrorCause, reason: String) -> Welcome {
         log::warn!("distributed: refused {peer}: {reason}; the run goes on");
-        eprintln!("troupe: refused {peer}: {reason}");
         Welcome { accepted: false, reason, pair_address: String::new(), primary: Some(self.me.info()), cause: cause as i32 }
     }
 
