@@ -102,6 +102,8 @@ pub fn partition_of(dir: &Path) -> String {
 
 /// A `troupe` invocation being put together.
 pub struct Troupe {
+    /// A command the run goes through (`ip netns exec NS`), empty for none.
+    wrap: Vec<OsString>,
     args: Vec<OsString>,
     env: Vec<(OsString, Option<OsString>)>,
     cwd: PathBuf,
@@ -110,19 +112,19 @@ pub struct Troupe {
 impl Troupe {
     /// `troupe sim`, run in `dir`.
     pub fn sim(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["sim".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["sim".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// `troupe topic`, run in `dir` (in its partition).
     pub fn topic(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["topic".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["topic".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// `troupe service`, run in `dir` (in its partition).
     pub fn service(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["service".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["service".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// `troupe log`, run in `dir`.
     pub fn log(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["log".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["log".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// Adds an argument.
     pub fn arg(mut self, a: impl Into<OsString>) -> Troupe {
@@ -134,6 +136,11 @@ impl Troupe {
         self.args.extend(a.into_iter().map(Into::into));
         self
     }
+    /// Runs the child inside network namespace `ns` (`ip netns exec ns troupe ...`).
+    pub fn in_netns(mut self, ns: &str) -> Troupe {
+        self.wrap = vec!["ip".into(), "netns".into(), "exec".into(), ns.into()];
+        self
+    }
     /// Sets an environment variable of the child.
     pub fn env(mut self, k: &str, v: impl Into<OsString>) -> Troupe {
         self.env.push((k.into(), Some(v.into())));
@@ -141,7 +148,14 @@ impl Troupe {
     }
 
     fn command(&self) -> Command {
-        let mut cmd = Command::new(troupe_exe());
+        let mut cmd = match self.wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(troupe_exe());
+                c
+            }
+            None => Command::new(troupe_exe()),
+        };
         cmd.args(&self.args).current_dir(&self.cwd);
         cmd.env("GZ_SIM_SERVER_CONFIG_PATH", "");
         cmd.env_remove("TROUPE_SYSTEM_PLUGIN_PATH");
