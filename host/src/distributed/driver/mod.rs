@@ -56,6 +56,9 @@ pub trait Simulation {
     fn period(&self) -> Duration;
     /// End of the run (clean or not): flush logs, tell systems.
     fn finish(&mut self) -> Result<(), String>;
+    /// The machine decided how the run ends (before the linger and [`finish`](Self::finish));
+    /// the benchmark times fault detection with it.
+    fn ended(&mut self, _outcome: &Outcome) {}
 }
 
 /// Where and how a driver runs.
@@ -215,7 +218,10 @@ pub fn run_primary(
                     next_at = if period.is_zero() { Instant::now() } else { (next_at + period).max(Instant::now() - period) };
                 }
                 PrimaryEvent::Warning(w) => log::warn!("distributed: {w}"),
-                PrimaryEvent::Ended(outcome) => ended = Some((p.explain(outcome), Instant::now() + linger(s))),
+                PrimaryEvent::Ended(outcome) => {
+                    sim.ended(&outcome);
+                    ended = Some((p.explain(outcome), Instant::now() + linger(s)));
+                }
             }
         }
         p.flush();
@@ -483,7 +489,10 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
                     eprintln!("troupe: secondary {} enabled by {primary}: index {index} of {count}", me.id)
                 }
                 Some(SecondaryEvent::Step(order)) => steps.push(order),
-                Some(SecondaryEvent::Ended(outcome)) => ended = Some((outcome, Instant::now() + linger(s))),
+                Some(SecondaryEvent::Ended(outcome)) => {
+                    sim.ended(&outcome);
+                    ended = Some((outcome, Instant::now() + linger(s)));
+                }
                 None => {
                     if steps.is_empty() {
                         break;
