@@ -1,4 +1,4 @@
-//! 9. Distributed lockstep: Troupe's driver (the primary here, N secondaries as processes,
+//! Part 9, distributed lockstep: Troupe's driver (the primary here, N secondaries as processes,
 //! no simulation work) against a bare nng broadcast-and-collect between the same number of
 //! processes (the same executable started with `--distributed-peer`), per-step time and
 //! its p99, with 1, 2 and 4 secondaries. Then the time from kill -9 of a secondary to the

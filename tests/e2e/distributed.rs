@@ -175,3 +175,19 @@ fn bad_roles_and_multi_world_files_are_refused_before_anything_starts() {
         .assert_code(2)
         .assert_stderr_has(&["simulates one world", "\"a\"", "\"b\""]);
 }
+
+#[test]
+fn sigterm_to_the_primary_stops_every_process_cleanly() {
+    let dir = TestDir::new("dist_sigterm");
+    let world = small_world(&dir, "w.sdf", "box");
+    let s = secondary(&dir, &world).spawn();
+    let mut p = primary(&dir, &world, 1).spawn();
+    p.wait_for_stderr("stepping");
+    p.signal("TERM");
+    let p = p.wait_within(LOSS_BOUND);
+    p.assert_code(0);
+    assert!(p.stdout.contains("stopped after step"), "{p}");
+    let s = s.wait_within(LOSS_BOUND);
+    s.assert_code(0);
+    assert!(s.stdout.contains("stopped after step"), "{s}");
+}

@@ -119,11 +119,7 @@ impl Server {
         let mut sim = ServerSim { server: self, target: iterations.filter(|n| *n > 0), start_iterations, last: started };
         let stop_flag: &AtomicBool = &stop;
         let outcome = match cfg.settings.role {
-            Role::Primary => {
-                let mut report = |_seq: u64| {};
-                let o = run_primary(&mut sim, &cfg, stop_flag, &mut report)?;
-                o
-            }
+            Role::Primary => run_primary(&mut sim, &cfg, stop_flag, &mut |_seq: u64| {})?,
             Role::Secondary => run_secondary(&mut sim, &cfg, stop_flag)?,
         };
         let first = &self.runners[0];
