@@ -191,3 +191,27 @@ fn sigterm_to_the_primary_stops_every_process_cleanly() {
     s.assert_code(0);
     assert!(s.stdout.contains("stopped after step"), "{s}");
 }
+
+#[test]
+fn a_second_primary_in_the_partition_is_an_error_naming_both() {
+    let dir = TestDir::new("dist_two_primaries");
+    let world = small_world(&dir, "w.sdf", "box");
+    let mut first = primary(&dir, &world, 1).spawn();
+    first.wait_for_stderr("waiting for 1 secondaries");
+    let first_id = first
+        .stderr_so_far()
+        .lines()
+        .find_map(|l| l.strip_prefix("troupe: primary ").and_then(|r| r.split(' ').next()).map(String::from))
+        .expect("the first primary's id");
+    // Another world name: the same one would already be refused by the transport (two
+    // worlds of one name in a partition).
+    let other = dir.write("w2.sdf", &world_sdf("w2", UNPACED));
+    let second = primary(&dir, &other, 1).run();
+    second.assert_code(1).assert_stderr_has(&["a second primary", &first_id, "this one, primary p-"]);
+    // The first one is not disturbed: a secondary still joins it and the run stops cleanly.
+    let s = secondary(&dir, &world).spawn();
+    first.wait_for_stderr("stepping");
+    first.signal("INT");
+    first.wait_within(LOSS_BOUND).assert_code(0);
+    s.wait_within(LOSS_BOUND).assert_code(0);
+}
