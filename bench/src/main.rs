@@ -15,10 +15,13 @@
 //!
 //! * Levels: the level manager stepping many levels and performers, levels on vs off with
 //!   everything loaded, and the level update's cost as the number of levels grows.
+//! * Distributed lockstep with 1, 2, 4 secondary processes against a bare nng
+//!   broadcast-and-collect, and the kill -9 detection time.
 //!
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
 
+mod distributed;
 mod kinematic;
 mod levels;
 mod physics;
@@ -83,12 +86,15 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|sensors|levels]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|sensors|levels|distributed]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics, transport or levels\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics, transport, sensors, levels or distributed\n";
 
 fn main() {
     let all: Vec<String> = std::env::args().collect();
+    if all.get(1).map(String::as_str) == Some("--distributed-peer") {
+        std::process::exit(distributed::peer_main(&all[2..]).map_or_else(|e| { eprintln!("troupe-bench peer: {e}"); 1 }, |()| 0));
+    }
     if all.get(1).map(String::as_str) == Some("--transport-peer") {
         if let Err(e) = transport::peer_main(&all[2..]) {
             eprintln!("troupe-bench peer: {e}");
@@ -103,10 +109,10 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors", "levels"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors", "levels", "distributed"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
-                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics, transport or sensors, got {got}\n{USAGE}");
+                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics, transport, sensors or distributed, got {got}\n{USAGE}");
                     std::process::exit(2);
                 }
             },
@@ -174,6 +180,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("levels") {
         levels::bench(plan.quick, plan.reps)?;
+        println!();
+    }
+    if plan.runs("distributed") {
+        distributed::bench(plan.quick)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());

@@ -77,6 +77,10 @@ pub struct ServerOptions {
     pub peers: Vec<String>,
     /// `--levels`: use levels and performers (the config's `<levels>` can also turn them on).
     pub levels: bool,
+    /// `--network-role`, `--network-secondaries`, `--network-primary`, `--network-listen`:
+    /// combined with the config's `<network>` into the distributed settings. A role implies
+    /// levels.
+    pub network: crate::distributed::settings::NetworkArgs,
 }
 
 /// Why a server could not start.
@@ -103,6 +107,9 @@ pub enum ServerError {
     /// The command line and the server config disagree on where to listen.
     #[error("transport: {0}")]
     TransportSettings(String),
+    /// The distributed settings are invalid or do not fit the world.
+    #[error("distributed: {0}")]
+    Network(String),
     /// Several plugin libraries could not be loaded: all are named at once.
     #[error("{} plugins could not be loaded:\n  {}", .0.len(), .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Plugins(Vec<RunError>),
@@ -128,13 +135,14 @@ impl RunSummary {
 
 /// A loaded server.
 pub struct Server {
-    runners: Vec<WorldRunner>,
-    loader: PluginLoader,
+    pub(crate) runners: Vec<WorldRunner>,
+    pub(crate) loader: PluginLoader,
     /// `-z`'s fixed period; else the worlds' step size / real-time factor decide.
     period: Option<Duration>,
     stop: Arc<AtomicBool>,
     node: Node,
-    transports: Vec<WorldTransport>,
+    pub(crate) transports: Vec<WorldTransport>,
+    network: Option<crate::distributed::settings::NetworkSettings>,
 }
 
 impl Server {
@@ -145,7 +153,20 @@ impl Server {
         let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
         let search = SearchPath::new(env_path.as_deref(), &config_set.plugin_paths);
         let mut loader = PluginLoader::new(search, opts.log_level);
-        let node = match network_settings(opts, &config_set)? {
+        let network = crate::distributed::settings::resolve(
+            &opts.network,
+            config_set.network.as_ref(),
+            std::env::var(crate::distributed::settings::TOKEN_ENV).ok(),
+        )
+        .map_err(ServerError::Network)?;
+        let secondary = network.as_ref().is_some_and(|n| n.role == crate::distributed::settings::Role::Secondary);
+        if network.is_some() && opts.playback.is_some() {
+            return Err(ServerError::Network("a distributed run simulates a world file; --playback cannot be distributed".into()));
+        }
+        // A secondary serves no topics or services: everything goes through the primary
+        // (seed 001), and its world would clash with the primary's in the partition.
+        let transport_settings = if secondary { None } else { network_settings(opts, &config_set)? };
+        let node = match transport_settings {
             Some((bind, peers)) => {
                 let partition = registry::partition();
                 let node = Node::open_with_peers(&partition, &bind, peers)?;
@@ -156,7 +177,7 @@ impl Server {
         };
         let mut runners = match &opts.playback {
             Some(log) => vec![load_playback(opts, log, &config_set, &mut loader, &node)?],
-            None => load_world_file(opts, &config_set, &mut loader, &node)?,
+            None => load_world_file(opts, &config_set, &mut loader, &node, network.as_ref())?,
         };
         if let Some(record) = record_options(opts, &config_set) {
             if runners.len() != 1 {
@@ -185,7 +206,7 @@ impl Server {
             stop.clone(),
             Arc::new(Mutex::new(resource_paths)),
         )?;
-        Ok(Server { runners, loader, period, stop, node, transports })
+        Ok(Server { runners, loader, period, stop, node, transports, network })
     }
 
     /// The runners, one per world, in file order.
@@ -200,6 +221,16 @@ impl Server {
     pub fn node(&self) -> &Node {
         &self.node
     }
+    /// The distributed settings, when this server is part of a distributed run.
+    pub fn network(&self) -> Option<&crate::distributed::settings::NetworkSettings> {
+        self.network.as_ref()
+    }
+
+    /// Time between steps (see `period`), for the distributed driver.
+    pub(crate) fn step_period(&self) -> Option<Duration> {
+        self.period()
+    }
+
     /// A flag that stops the run at the next iteration when set (Ctrl-C, SIGTERM).
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
@@ -282,6 +313,7 @@ fn load_world_file(
     config_set: &config::ServerConfigFile,
     loader: &mut PluginLoader,
     node: &Node,
+    network: Option<&crate::distributed::settings::NetworkSettings>,
 ) -> Result<Vec<WorldRunner>, ServerError> {
     let doc = match (&opts.world_text, &opts.world_file) {
         (Some((text, label)), _) => sdf::parse_str(text, label)?,
@@ -291,13 +323,25 @@ fn load_world_file(
     for w in &doc.warnings {
         log::warn!("{w}");
     }
+    if let Some(n) = network {
+        // Seed 001: a distributed process has one simulation runner.
+        if doc.worlds.len() > 1 {
+            let names: Vec<String> = doc.worlds.iter().map(|w| format!("{:?} ({})", w.name, w.origin)).collect();
+            return Err(ServerError::Network(format!(
+                "a distributed run ({}) simulates one world, and this file has {}: {}",
+                n.role.as_str(),
+                doc.worlds.len(),
+                names.join(", ")
+            )));
+        }
+    }
     let mut names = HashSet::new();
     let mut runners = Vec::new();
     for world in &doc.worlds {
         if !names.insert(world.name.clone()) {
             return Err(ServerError::World(format!("{}: a second world named {:?}", world.origin, world.name)));
         }
-        runners.push(load_world(&doc, world, config_set, opts, loader, node)?);
+        runners.push(load_world(&doc, world, config_set, opts, loader, node, network)?);
     }
     if runners.is_empty() {
         return Err(ServerError::World("the SDF holds no <world>".into()));
@@ -394,8 +438,8 @@ pub fn default_config_path() -> PathBuf {
     installed.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/server.config"))
 }
 
-/// Whether levels are on: `--levels` or the config's `<levels>true</levels>`.
-/// (A network role will turn them on too: a distributed run divides work by level.)
+/// Whether `--levels` or the config's `<levels>true</levels>` asks for levels (a network
+/// role turns them on too: a distributed run divides work by level; see `load_world`).
 pub fn levels_enabled(opts: &ServerOptions, config: &config::ServerConfigFile) -> bool {
     opts.levels || config.levels == Some(true)
 }
@@ -407,9 +451,10 @@ fn load_world(
     opts: &ServerOptions,
     loader: &mut PluginLoader,
     node: &Node,
+    network: Option<&crate::distributed::settings::NetworkSettings>,
 ) -> Result<WorldRunner, ServerError> {
     let config_plugins = &config_set.plugins;
-    let levels_on = levels_enabled(opts, config_set);
+    let levels_on = levels_enabled(opts, config_set) || network.is_some();
     if levels_on && world.levels_plugin.is_none() {
         log::warn!(
             "{}: levels are on but world {:?} has no <plugin name=\"gz::sim\"> with levels and performers; \
@@ -426,6 +471,14 @@ fn load_world(
     runner.seed = opts.seed;
     runner.set_node(node.clone());
     runner.set_world_sdf(Arc::new(world.clone()));
+    match network.map(|n| n.role) {
+        Some(crate::distributed::settings::Role::Primary) => runner.set_network_role(plugin_api::NetworkRole::PRIMARY),
+        Some(crate::distributed::settings::Role::Secondary) => {
+            runner.set_network_role(plugin_api::NetworkRole::SECONDARY);
+            runner.capture_changes(true);
+        }
+        None => {}
+    }
 
     let requested: Vec<RequestedPlugin> = world
         .plugins

@@ -207,21 +207,6 @@ fn failure_in_configure_stops_the_start() {
     out.assert_error(2, &["testing::Fail", &format!("{}:4", file.display()), "failed in configure", "deliberate failure in configure"]);
 }
 
-/// Flags of features that have not landed: refused before anything loads.
-#[test]
-fn unavailable_flags_are_refused() {
-    let tmp = TestDir::new("unavailable_flags");
-    let cases: &[(&[&str], &str)] = &[
-        (&["--network-role", "primary"], "--network-role"),
-        (&["--network-secondaries", "2"], "--network-secondaries"),
-    ];
-    for (flags, named) in cases {
-        let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5"]).args(flags.iter()).run();
-        out.assert_error(2, &[named, "not available yet"]);
-        out.assert_stderr_lacks("troupe: running world(s)");
-    }
-}
-
 /// A class the library does not have: the error lists what it offers.
 #[test]
 fn unknown_class_lists_the_library_systems() {

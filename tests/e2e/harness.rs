@@ -102,6 +102,8 @@ pub fn partition_of(dir: &Path) -> String {
 
 /// A `troupe` invocation being put together.
 pub struct Troupe {
+    /// A command the run goes through (`ip netns exec NS`), empty for none.
+    wrap: Vec<OsString>,
     args: Vec<OsString>,
     env: Vec<(OsString, Option<OsString>)>,
     cwd: PathBuf,
@@ -110,19 +112,19 @@ pub struct Troupe {
 impl Troupe {
     /// `troupe sim`, run in `dir`.
     pub fn sim(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["sim".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["sim".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// `troupe topic`, run in `dir` (in its partition).
     pub fn topic(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["topic".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["topic".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// `troupe service`, run in `dir` (in its partition).
     pub fn service(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["service".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["service".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// `troupe log`, run in `dir`.
     pub fn log(dir: &TestDir) -> Troupe {
-        Troupe { args: vec!["log".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
+        Troupe { wrap: Vec::new(), args: vec!["log".into()], env: Vec::new(), cwd: dir.path().to_path_buf() }
     }
     /// Adds an argument.
     pub fn arg(mut self, a: impl Into<OsString>) -> Troupe {
@@ -134,6 +136,11 @@ impl Troupe {
         self.args.extend(a.into_iter().map(Into::into));
         self
     }
+    /// Runs the child inside network namespace `ns` (`ip netns exec ns troupe ...`).
+    pub fn in_netns(mut self, ns: &str) -> Troupe {
+        self.wrap = vec!["ip".into(), "netns".into(), "exec".into(), ns.into()];
+        self
+    }
     /// Sets an environment variable of the child.
     pub fn env(mut self, k: &str, v: impl Into<OsString>) -> Troupe {
         self.env.push((k.into(), Some(v.into())));
@@ -141,7 +148,14 @@ impl Troupe {
     }
 
     fn command(&self) -> Command {
-        let mut cmd = Command::new(troupe_exe());
+        let mut cmd = match self.wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(troupe_exe());
+                c
+            }
+            None => Command::new(troupe_exe()),
+        };
         cmd.args(&self.args).current_dir(&self.cwd);
         cmd.env("GZ_SIM_SERVER_CONFIG_PATH", "");
         cmd.env_remove("TROUPE_SYSTEM_PLUGIN_PATH");
@@ -252,18 +266,30 @@ impl Running {
         assert!(status.success(), "kill -{name} {pid} failed: {status}");
     }
 
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("child running").id()
+    }
+
     /// Waits for the end (at most [`TIMEOUT`] since the start); on timeout kills the child
     /// and fails the test with the output so far.
-    pub fn wait(mut self) -> Output {
+    pub fn wait(self) -> Output {
+        self.wait_within(TIMEOUT)
+    }
+
+    /// Waits for the end, at most `bound` from now (and [`TIMEOUT`] since the start); past
+    /// it kills the child and fails the test with the output so far.
+    pub fn wait_within(mut self, bound: Duration) -> Output {
+        let until = Instant::now() + bound;
         loop {
             let exited = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
             if let Some(status) = exited {
                 return self.finish(status);
             }
-            if self.started.elapsed() > TIMEOUT {
+            if self.started.elapsed() > TIMEOUT || Instant::now() > until {
                 self.kill();
                 let out = self.collect(None);
-                panic!("`{}` did not end within {TIMEOUT:?}; killed\n{out}", self.what);
+                panic!("`{}` did not end within {:?}; killed\n{out}", self.what, bound.min(TIMEOUT));
             }
             std::thread::sleep(Duration::from_millis(5));
         }

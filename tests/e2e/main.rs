@@ -18,11 +18,15 @@
 //! * [`scene`]: the scene broadcaster of the default config, read with the tools.
 //! * [`model_systems`]: `worlds/diff_drive.sdf` driven over `cmd_vel` with `troupe topic`.
 //! * [`sensors`]: a real subscriber at real time receives every sensor sample.
+//! * [`distributed`]: primaries and secondaries as processes: clean ends, kill -9, late and
+//!   refused peers, discovery timeouts.
+//! * [`netns`]: the one across-machines test: 1 + 2 in network namespaces, a link cut.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
 mod commands;
 mod config;
+mod distributed;
 mod errors;
 mod harness;
 mod ids;
@@ -31,6 +35,7 @@ mod levels;
 mod lifecycle;
 mod logs;
 mod model_systems;
+mod netns;
 mod output;
 mod scene;
 mod sensors;

@@ -4,7 +4,7 @@ use crate::common::*;
 use plugin_api::components::{Model, Name};
 use plugin_api::math::Pose;
 use plugin_api::msgs::{Altimeter, Imu};
-use plugin_api::{Component, EcmRead, Which};
+use plugin_api::{Component, Which};
 
 fn vec(v: &Option<plugin_api::msgs::Vector3d>) -> [f64; 3] {
     let v = v.as_ref().expect("vector set");

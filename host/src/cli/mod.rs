@@ -1,5 +1,6 @@
 //! Command-line parsing and the `sim`, `log`, `topic` and `service` commands.
 
+mod distributed;
 mod log;
 mod service;
 mod sim;

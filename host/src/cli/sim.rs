@@ -30,12 +30,25 @@ pub struct SimArgs {
     /// Use levels and performers.
     #[arg(long)]
     levels: bool,
-    /// Distributed role: primary or secondary.
+    /// Distributed role: primary or secondary (any case; implies --levels). Also
+    /// `<network><role>` in the server config.
     #[arg(long, value_name = "ROLE")]
     network_role: Option<String>,
-    /// Number of secondaries a primary waits for.
+    /// Number of secondaries a primary waits for (at least 1).
     #[arg(long, value_name = "N")]
     network_secondaries: Option<u32>,
+    /// Secondary on another machine: the primary's join address (`host:port`).
+    #[arg(long, value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    network_primary: Option<String>,
+    /// Primary serving other machines: listen for secondaries on this address (`IP:PORT`,
+    /// port 0 lets the system pick; printed at start).
+    #[arg(long, value_name = "IP:PORT", value_parser = troupe::distributed::settings::listen_url)]
+    network_listen: Option<String>,
+    /// Start a whole local distributed run: this process is the primary and starts N
+    /// secondaries (this same program, same world and flags) in a fresh partition; they
+    /// are killed when it exits.
+    #[arg(long, value_name = "N", conflicts_with_all = ["network_role", "network_secondaries", "network_primary"])]
+    distributed: Option<u32>,
     /// Random seed handed to every system.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -67,20 +80,6 @@ pub struct SimArgs {
     peers: Vec<String>,
 }
 
-fn not_yet(flag: &str, issue: &str) -> String {
-    format!("{flag} is not available yet: it arrives with {issue}")
-}
-
-impl SimArgs {
-    fn unavailable(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.network_role.is_some() || self.network_secondaries.is_some() {
-            out.push(not_yet("--network-role / --network-secondaries", "distributed simulation"));
-        }
-        out
-    }
-}
-
 pub(super) fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => log::LevelFilter::Error,
@@ -102,13 +101,39 @@ pub(super) fn init_logging(verbose: u8) {
 pub fn run(args: SimArgs) -> ExitCode {
     let verbose = args.verbose.unwrap_or(2);
     init_logging(verbose);
-    let problems = args.unavailable();
-    if !problems.is_empty() {
-        for p in problems {
-            eprintln!("troupe: error: {p}");
+    let children = match args.distributed {
+        Some(0) => {
+            eprintln!("troupe: error: --distributed 0: a distributed run needs at least 1 secondary");
+            return ExitCode::from(2);
         }
-        return ExitCode::from(2);
+        Some(n) => match super::distributed::spawn_secondaries(&args_for_children(), n) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("troupe: error: --distributed: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let network = troupe::distributed::settings::NetworkArgs {
+        role: if args.distributed.is_some() { Some("primary".into()) } else { args.network_role.clone() },
+        secondaries: args.distributed.or(args.network_secondaries),
+        primary: args.network_primary.clone(),
+        listen: args.network_listen.clone(),
+    };
+    let code = run_server(&args, network, verbose);
+    match children {
+        Some(children) => super::distributed::finish(children, code),
+        None => code,
     }
+}
+
+/// The command line of this process, for `--distributed`'s secondaries.
+fn args_for_children() -> Vec<String> {
+    std::env::args().skip(1).collect()
+}
+
+fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArgs, verbose: u8) -> ExitCode {
     let mut peers = match troupe::transport::peers_from_env() {
         Ok(p) => p,
         Err(e) => {
@@ -134,6 +159,7 @@ pub fn run(args: SimArgs) -> ExitCode {
         }),
         peers,
         levels: args.levels,
+        network,
     };
     let mut server = match Server::load(&opts) {
         Ok(s) => s,
@@ -161,11 +187,14 @@ pub fn run(args: SimArgs) -> ExitCode {
             _ => eprintln!("troupe: other machines reach this server with --peer {addr}"),
         }
     }
-    if !args.run {
+    if !args.run && server.network().is_none_or(|n| n.role == troupe::distributed::settings::Role::Primary) {
         let w = &worlds[0];
         eprintln!(
             "troupe: starting paused (no -r); to run: troupe service -s /world/{w}/control --reqtype gz.msgs.WorldControl --reptype gz.msgs.Boolean --req 'pause: false'"
         );
+    }
+    if server.network().is_some() {
+        return run_distributed(&mut server, args.iterations);
     }
     let bar = progress_bar(args.iterations);
     let result = server.run(args.iterations, |done| {
@@ -186,6 +215,31 @@ pub fn run(args: SimArgs) -> ExitCode {
                 summary.real_time_factor()
             );
             ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("troupe: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The distributed run's end: 0 when it stopped cleanly, 1 naming the lost peer.
+fn run_distributed(server: &mut Server, iterations: Option<u64>) -> ExitCode {
+    match server.run_distributed(iterations, |_| {}) {
+        Ok((summary, outcome)) if outcome.is_clean() => {
+            println!(
+                "iterations: {}  sim time: {:.3} s  wall time: {:.3} s  real-time factor: {:.2}  ({})",
+                summary.iterations,
+                summary.sim_time,
+                summary.wall_time,
+                summary.real_time_factor(),
+                troupe::distributed::driver::describe(&outcome)
+            );
+            ExitCode::SUCCESS
+        }
+        Ok((_, outcome)) => {
+            eprintln!("troupe: error: the distributed run failed: {}", troupe::distributed::driver::describe(&outcome));
+            ExitCode::from(1)
         }
         Err(e) => {
             eprintln!("troupe: error: {e}");

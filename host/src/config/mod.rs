@@ -21,6 +21,9 @@
 //! * **`<transport>`** with `<host>IP</host>`, `<port>N</port>` and `<peer>host:port</peer>`
 //!   elements says how other machines reach the server, as `--transport-host`,
 //!   `--transport-port` and `--peer` do (see `docs/transport.md`).
+//! * **`<network>`** with `<role>`, `<secondaries>`, `<token>`, `<primary>`, `<listen>` and
+//!   the `*_ms` timings makes the server part of a distributed run, as `--network-role`
+//!   and its sibling flags do (see `docs/distributed.md`).
 
 pub mod names;
 mod parse;
@@ -32,8 +35,8 @@ mod tests;
 pub use crate::xml::{parse_element_lenient, XmlSyntaxError};
 pub use names::{canonical_library, map_system, unimplemented_gz_systems, SystemName};
 pub use parse::{
-    parse_server_config_file, parse_server_config_str, EntityType, PluginSpec, RecordSpec, ServerConfigFile,
-    TransportSpec,
+    parse_server_config_file, parse_server_config_str, EntityType, NetworkSpec, PluginSpec, RecordSpec,
+    ServerConfigFile, TransportSpec,
 };
 pub use select::{priority_from_xml, select_systems, RequestedPlugin, Selected, Selection, Target};
 

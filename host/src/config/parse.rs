@@ -97,6 +97,36 @@ pub struct ServerConfigFile {
     pub levels: Option<bool>,
     /// `<transport>`: where the server listens and which machines it meets.
     pub transport: Option<TransportSpec>,
+    /// `<network>`: this process's part in a distributed run (`--network-role` ...).
+    pub network: Option<NetworkSpec>,
+}
+
+/// The `<network>` element: the distributed-run settings (`--network-role`,
+/// `--network-secondaries`, ...; see `docs/distributed.md`). Each value keeps the line it
+/// was written on, so a disagreement with the command line can name it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NetworkSpec {
+    /// `<role>`: `primary` or `secondary` (any case), checked here.
+    pub role: Option<(String, String)>,
+    /// `<secondaries>`: how many secondaries a primary waits for (at least 1).
+    pub secondaries: Option<(u32, String)>,
+    /// `<token>`: the cluster token (guards against cross-talk; not authentication).
+    pub token: Option<(String, String)>,
+    /// `<primary>`: the primary's join address on another machine (`tcp://host:port`).
+    pub primary: Option<(String, String)>,
+    /// `<listen>`: where a primary listens for secondaries on other machines
+    /// (`tcp://host:port`; port 0 lets the system pick).
+    pub listen: Option<(String, String)>,
+    /// `<heartbeat_period_ms>`.
+    pub heartbeat_period_ms: Option<u64>,
+    /// `<peer_timeout_ms>`.
+    pub peer_timeout_ms: Option<u64>,
+    /// `<step_timeout_ms>`.
+    pub step_timeout_ms: Option<u64>,
+    /// `<discovery_timeout_ms>`.
+    pub discovery_timeout_ms: Option<u64>,
+    /// Where the element was written: `file:line`.
+    pub origin: String,
 }
 
 /// The `<transport>` element: how other machines reach this server (`--transport-host`,
@@ -301,6 +331,13 @@ impl Validator<'_> {
                         _ => self.problem(child, format!("<levels> is \"{text}\"; expected true or false")),
                     }
                 }
+                (None, "network") => match &config.network {
+                    Some(first) => {
+                        let first = first.origin.clone();
+                        self.problem(child, format!("a second <network> element (the first is at {first})"));
+                    }
+                    None => config.network = Some(self.network(child)),
+                },
                 (None, "plugin") => self.problem(child, "<plugin> must be inside <plugins>".into()),
                 _ => {
                     let name = qname(child);
@@ -308,7 +345,7 @@ impl Validator<'_> {
                         child,
                         format!(
                             "unknown element <{name}> in <server_config> \
-                         (expected <plugins>, <plugin_path>, <record>, <transport> or <levels>)"
+                         (expected <plugins>, <plugin_path>, <record>, <transport>, <levels> or <network>)"
                         ),
                     );
                 }
@@ -449,6 +486,64 @@ impl Validator<'_> {
         }
         if spec.port.is_some() && spec.host.is_none() {
             self.problem(element, "<transport> gives a <port> but no <host> to listen on".into());
+        }
+        spec
+    }
+
+    fn network(&mut self, element: &Element) -> NetworkSpec {
+        self.stray_text(element, "network");
+        let mut spec = NetworkSpec { origin: format!("{}:{}", self.label, self.line(element)), ..NetworkSpec::default() };
+        let mut seen: Vec<(String, u32)> = Vec::new();
+        for child in elements(element) {
+            let text = child.get_text().unwrap_or_default().trim().to_string();
+            let at = format!("{}:{}", self.label, self.line(child));
+            let name = qname(child);
+            if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+                let first = *first;
+                self.problem(child, format!("a second <{name}> in <network> (the first is at line {first})"));
+                continue;
+            }
+            seen.push((name.clone(), self.line(child)));
+            let ms = |v: &mut Self, text: &str| -> Option<u64> {
+                match text.parse::<u64>() {
+                    Ok(n) if n > 0 => Some(n),
+                    _ => {
+                        v.problem(child, format!("<{name}> is \"{text}\"; expected a whole number of milliseconds, at least 1"));
+                        None
+                    }
+                }
+            };
+            match (child.prefix.as_deref(), child.name.as_str()) {
+                (None, "role") => match crate::distributed::settings::Role::parse(&text) {
+                    Some(_) => spec.role = Some((text, at)),
+                    None => self.problem(child, format!("<role> is \"{text}\"; expected primary or secondary")),
+                },
+                (None, "secondaries") => match text.parse::<u32>() {
+                    Ok(n) if n > 0 => spec.secondaries = Some((n, at)),
+                    _ => self.problem(child, format!("<secondaries> is \"{text}\"; expected a whole number, at least 1")),
+                },
+                (None, "token") if text.is_empty() => self.problem(child, "empty <token>; leave it out or give the cluster token".into()),
+                (None, "token") => spec.token = Some((text, at)),
+                (None, "primary") => match crate::transport::peer_url(&text) {
+                    Ok(url) => spec.primary = Some((url, at)),
+                    Err(e) => self.problem(child, format!("<primary>: {e}")),
+                },
+                (None, "listen") => match crate::distributed::settings::listen_url(&text) {
+                    Ok(url) => spec.listen = Some((url, at)),
+                    Err(e) => self.problem(child, format!("<listen>: {e}")),
+                },
+                (None, "heartbeat_period_ms") => spec.heartbeat_period_ms = ms(self, &text),
+                (None, "peer_timeout_ms") => spec.peer_timeout_ms = ms(self, &text),
+                (None, "step_timeout_ms") => spec.step_timeout_ms = ms(self, &text),
+                (None, "discovery_timeout_ms") => spec.discovery_timeout_ms = ms(self, &text),
+                _ => self.problem(
+                    child,
+                    format!(
+                        "unknown element <{name}> in <network> (expected <role>, <secondaries>, <token>, <primary>, <listen>, \
+                         <heartbeat_period_ms>, <peer_timeout_ms>, <step_timeout_ms> or <discovery_timeout_ms>)"
+                    ),
+                ),
+            }
         }
         spec
     }

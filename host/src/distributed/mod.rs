@@ -14,11 +14,14 @@
 //!   partitions, on which the machines are tested.
 
 pub mod assignment;
+pub mod driver;
+pub mod fingerprint;
 pub mod messages;
 pub mod outcome;
 pub mod peer;
 pub mod primary;
 pub mod secondary;
+pub mod settings;
 pub mod simnet;
 
 pub use assignment::{LevelId, Membership, Owners, PerformerId};

@@ -476,6 +476,19 @@ impl Primary {
         self.fail(now, RunError { peer, cause: Cause::Aborted, detail: detail.into(), reported_by: None });
     }
 
+    /// Ends the run with an error the driver found (a connection closed, a secondary too
+    /// many), telling every secondary. Ignored once the run has ended.
+    pub fn end_with(&mut self, now: Duration, err: RunError) {
+        if !matches!(self.phase, Phase::Ended) {
+            self.fail(now, err);
+        }
+    }
+
+    /// Whether the run has started (every secondary enabled); a join from then on is late.
+    pub fn started(&self) -> bool {
+        matches!(self.phase, Phase::Ready | Phase::Stepping { .. } | Phase::Stopping { .. } | Phase::Ended)
+    }
+
     fn start_stopping(&mut self, now: Duration) {
         let after_seq = self.completed_seq;
         if self.secondaries.is_empty() {

@@ -333,6 +333,20 @@ impl Secondary {
         self.end(Outcome::Failed(err));
     }
 
+    /// Ends the run because the driver lost the primary (its connection closed). The
+    /// primary cannot be told. Ignored once the run has ended.
+    pub fn lose_primary(&mut self, detail: impl Into<String>) {
+        if self.phase != Phase::Ended {
+            let err = RunError { peer: self.primary_ref(), cause: Cause::PeerLeft, detail: detail.into(), reported_by: None };
+            self.fail(err, false);
+        }
+    }
+
+    /// Whether the run has ended.
+    pub fn ended(&self) -> bool {
+        self.phase == Phase::Ended
+    }
+
     fn send_leave(&mut self, cause: LeaveCause, detail: &str) {
         self.send(Body::Leave(messages::Leave { peer: Some(self.me()), cause: cause as i32, detail: detail.to_owned() }));
     }

@@ -120,6 +120,9 @@ pub struct WorldRunner {
     systems_version: u64,
     world_sdf: Option<Arc<crate::sdf::WorldSdf>>,
     casters: Arc<RayCasterSlot>,
+    /// Keep each step's changed state (a distributed secondary's answer).
+    capture_changes: bool,
+    last_changes: Option<plugin_api::msgs::SerializedStateMap>,
 }
 
 impl WorldRunner {
@@ -138,6 +141,8 @@ impl WorldRunner {
             ownership: Arc::new(OwnsAll),
             snapshot: EcmSnapshot::default(),
             reset_requested: false,
+            capture_changes: false,
+            last_changes: None,
             stop_requested: false,
             seed: 0,
             next_system_id: 0,
@@ -323,6 +328,23 @@ impl WorldRunner {
         Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }
     }
 
+    /// The role systems added from now on see (`HostServices::network_role`).
+    pub fn set_network_role(&mut self, role: NetworkRole) {
+        self.role = role;
+    }
+
+    /// Keeps each step's changed state for [`take_changes`](Self::take_changes) (a
+    /// distributed secondary answers the primary with it).
+    pub fn capture_changes(&mut self, on: bool) {
+        self.capture_changes = on;
+    }
+
+    /// The changed state of the last step, when capturing (see
+    /// [`capture_changes`](Self::capture_changes)).
+    pub fn take_changes(&mut self) -> Option<plugin_api::msgs::SerializedStateMap> {
+        self.last_changes.take()
+    }
+
     /// Runs one iteration that took `wall` of real time since the previous one.
     pub fn step(&mut self, loader: &mut PluginLoader, wall: Duration) -> Result<(), RunError> {
         self.activate_queued(loader)?;
@@ -367,6 +389,10 @@ impl WorldRunner {
         self.dispatch_events()?;
         self.drop_systems_of_removed_entities();
         self.follow_physics_changes();
+        if self.capture_changes {
+            let stamp = Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations };
+            self.last_changes = Some(crate::state::changed_state(&self.ecm, stamp));
+        }
         if let Some(recorder) = &mut self.recorder {
             recorder.record_step(&self.ecm, Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }, info.paused)?;
         }

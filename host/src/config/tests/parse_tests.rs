@@ -239,7 +239,7 @@ fn all_problems_are_reported_together() {
         "many.config:1: the root element is <config>, expected <server_config>",
         "many.config:2: empty <plugin_path>; expected a directory",
         "many.config:3: <plugin> must be inside <plugins>",
-        "many.config:4: unknown element <extra> in <server_config> (expected <plugins>, <plugin_path>, <record>, <transport> or <levels>)",
+        "many.config:4: unknown element <extra> in <server_config> (expected <plugins>, <plugin_path>, <record>, <transport>, <levels> or <network>)",
         "many.config:6: <plugin> is missing the `entity_name` attribute",
         "many.config:7: <plugin> has an empty `entity_name` attribute",
         "many.config:8: <plugin> has an empty `name` attribute",
