@@ -54,7 +54,14 @@ pub(super) struct Net {
     known_subscribers: AtomicUsize,
     /// Configured peers that did not answer the last greeting, and why.
     silent: Mutex<Vec<(String, String)>>,
+    /// When this node last handed a service reply to nng (see `Drop`).
+    last_reply: Arc<Mutex<Option<Instant>>>,
 }
+
+/// How long a closing node lets its last service reply travel: nng hands a reply to the
+/// connection and reports it sent before the bytes are out, and closing a TCP connection
+/// with bytes unsent resets it (the caller of `/server_control` stop saw "Connection reset").
+const REPLY_GRACE: Duration = Duration::from_millis(100);
 
 fn listen(sock: &Socket, bind: &Bind, dir: &Path, id: &str, kind: &str) -> Result<String, TransportError> {
     let ipc = format!("ipc://{}/{id}.{kind}", dir.display());
@@ -128,6 +135,7 @@ impl Net {
             dialed_by: Mutex::new(HashSet::new()),
             known_subscribers: AtomicUsize::new(0),
             silent: Mutex::new(Vec::new()),
+            last_reply: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -339,6 +347,10 @@ impl Net {
 
 impl Drop for Net {
     fn drop(&mut self) {
+        let last = *self.last_reply.lock().unwrap();
+        if let Some(wait) = last.and_then(|t| REPLY_GRACE.checked_sub(t.elapsed())) {
+            std::thread::sleep(wait);
+        }
         for (aio, ctx) in self.workers.lock().unwrap().drain(..) {
             aio.cancel();
             ctx.close();
@@ -363,10 +375,14 @@ fn serve(node: &Weak<Inner>, ctx: &Context, aio: Aio, result: AioResult) {
             let Some(inner) = node.upgrade() else { return };
             let node = Node { inner };
             let (c, a) = (ctx.clone(), aio.clone());
+            let stamp = node.inner.net.as_ref().map(|n| n.last_reply.clone());
             let respond = Box::new(move |answer: Answer| {
                 if let Err((_, e)) = c.send(&a, Message::from(answer.encode().as_slice())) {
                     log::warn!("transport: a service reply could not be sent: {e}");
                     let _ = c.recv(&a);
+                }
+                if let Some(stamp) = &stamp {
+                    *stamp.lock().unwrap() = Some(Instant::now());
                 }
             });
             // Only the hello needs to know who called (asking nng costs a lookup).
