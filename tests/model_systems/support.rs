@@ -70,3 +70,10 @@ pub fn load_error(sdf: &str) -> String {
         Err(e) => e.to_string(),
     }
 }
+
+/// Fails unless the error text `e` contains every one of `parts`.
+pub fn assert_mentions(e: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(e.contains(part), "the error lacks {part:?}:\n{e}");
+    }
+}

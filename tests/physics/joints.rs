@@ -128,15 +128,20 @@ fn a_prismatic_joint_stops_at_its_limit() {
     assert!((z + 2.0 - 1.5).abs() < 1e-3, "slider at z {} vs 1.5", z + 2.0);
 }
 
-#[test]
-fn a_joint_velocity_command_turns_a_wheel_at_that_rate() {
-    let sdf = world(&format!(
+/// A 1 kg disc (I = 0.045 kg m² about z) on a free vertical axle `axle` to the world.
+fn wheel_world() -> String {
+    world(&format!(
         r#"<model name="wheel"><link name="disc"><pose>0 0 1 0 0 0</pose>{}
   <collision name="col"><geometry><cylinder><radius>0.3</radius><length>0.05</length></cylinder></geometry></collision></link>
   <joint name="axle" type="revolute"><parent>world</parent><child>disc</child>
     <axis><xyz>0 0 1</xyz></axis></joint></model>"#,
         inertial(1.0, [0.02, 0.02, 0.045])
-    ));
+    ))
+}
+
+#[test]
+fn a_joint_velocity_command_turns_a_wheel_at_that_rate() {
+    let sdf = wheel_world();
     let mut f = TestFixture::from_sdf(&sdf)
         .unwrap()
         .on_pre_update(|info, ecm| {
@@ -216,13 +221,7 @@ fn a_hanging_pendulum_joint_transmits_the_bobs_weight() {
 #[test]
 fn a_revolute_joint_spun_through_several_turns_reports_the_accumulated_angle() {
     use plugin_api::components::JointPositionReset;
-    let sdf = world(&format!(
-        r#"<model name="wheel"><link name="disc"><pose>0 0 1 0 0 0</pose>{}
-  <collision name="col"><geometry><cylinder><radius>0.3</radius><length>0.05</length></cylinder></geometry></collision></link>
-  <joint name="axle" type="revolute"><parent>world</parent><child>disc</child>
-    <axis><xyz>0 0 1</xyz></axis></joint></model>"#,
-        inertial(1.0, [0.02, 0.02, 0.045])
-    ));
+    let sdf = wheel_world();
     let angles: Arc<Mutex<Vec<f64>>> = Arc::default();
     let sink = angles.clone();
     let mut f = TestFixture::from_sdf(&sdf)
@@ -273,13 +272,7 @@ fn a_revolute_joint_spun_through_several_turns_reports_the_accumulated_angle() {
 #[test]
 fn joint_force_commands_accelerate_by_torque_over_inertia_and_resets_set_the_angle() {
     use plugin_api::components::{JointForceCmd, JointPositionReset};
-    let sdf = world(&format!(
-        r#"<model name="wheel"><link name="disc"><pose>0 0 1 0 0 0</pose>{}
-  <collision name="col"><geometry><cylinder><radius>0.3</radius><length>0.05</length></cylinder></geometry></collision></link>
-  <joint name="axle" type="revolute"><parent>world</parent><child>disc</child>
-    <axis><xyz>0 0 1</xyz></axis></joint></model>"#,
-        inertial(1.0, [0.02, 0.02, 0.045])
-    ));
+    let sdf = wheel_world();
     let mut f = TestFixture::from_sdf(&sdf)
         .unwrap()
         .on_pre_update(|info, ecm| {

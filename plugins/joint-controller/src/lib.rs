@@ -104,22 +104,7 @@ impl System for JointController {
         if p.value("use_actuator_msg", false) {
             p.problem("<use_actuator_msg>: commands from gz.msgs.Actuators are not available in Troupe; use the Double topic");
         }
-        let pid = Pid::new(
-            p.number("p_gain", 1.0),
-            p.number("i_gain", 0.0),
-            p.number("d_gain", 0.0),
-            p.number("i_max", 1.0),
-            p.number("i_min", -1.0),
-            p.number("cmd_max", 1000.0),
-            p.number("cmd_min", -1000.0),
-            p.number("cmd_offset", 0.0),
-        );
-        if pid.i_min > pid.i_max {
-            p.problem(format!("<i_min> {} is above <i_max> {}", pid.i_min, pid.i_max));
-        }
-        if pid.cmd_min > pid.cmd_max {
-            p.problem(format!("<cmd_min> {} is above <cmd_max> {}", pid.cmd_min, pid.cmd_max));
-        }
+        let pid = Pid::from_params(&mut p, 1.0, 0.0, 0.0);
         self.disable_braking = p.value("disable_braking", false);
         self.target = p.number("initial_velocity", 0.0);
         let default_topic = format!("/model/{model_name}/joint/{}/cmd_vel", names.first().map(String::as_str).unwrap_or(""));

@@ -112,23 +112,8 @@ impl System for JointPositionController {
                 }
             }
         }
-        let pid = Pid::new(
-            p.number("p_gain", 1.0),
-            p.number("i_gain", 0.1),
-            p.number("d_gain", 0.01),
-            p.number("i_max", 1.0),
-            p.number("i_min", -1.0),
-            p.number("cmd_max", 1000.0),
-            p.number("cmd_min", -1000.0),
-            p.number("cmd_offset", 0.0),
-        );
-        if pid.i_min > pid.i_max {
-            p.problem(format!("<i_min> {} is above <i_max> {}", pid.i_min, pid.i_max));
-        }
+        let pid = Pid::from_params(&mut p, 1.0, 0.1, 0.01);
         self.velocity_mode = p.value("use_velocity_commands", false);
-        if pid.cmd_min > pid.cmd_max {
-            p.problem(format!("<cmd_min> {} is above <cmd_max> {}", pid.cmd_min, pid.cmd_max));
-        }
         if self.velocity_mode && pid.cmd_max <= 0.0 {
             p.problem(format!("<cmd_max> must be above 0 with velocity commands, found {}", pid.cmd_max));
         }

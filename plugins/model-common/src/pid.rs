@@ -33,6 +33,29 @@ impl Pid {
         Pid { p, i, d, i_max, i_min, cmd_max, cmd_min, cmd_offset, integral: 0.0, last_error: None }
     }
 
+    /// Reads gz's eight PID elements (`<p_gain>`, `<i_gain>`, `<d_gain>` with these
+    /// defaults; `<i_max>`/`<i_min>` ±1, `<cmd_max>`/`<cmd_min>` ±1000, `<cmd_offset>` 0),
+    /// noting inverted bounds as problems.
+    pub fn from_params(params: &mut crate::Params, p: f64, i: f64, d: f64) -> Pid {
+        let pid = Pid::new(
+            params.number("p_gain", p),
+            params.number("i_gain", i),
+            params.number("d_gain", d),
+            params.number("i_max", 1.0),
+            params.number("i_min", -1.0),
+            params.number("cmd_max", 1000.0),
+            params.number("cmd_min", -1000.0),
+            params.number("cmd_offset", 0.0),
+        );
+        if pid.i_min > pid.i_max {
+            params.problem(format!("<i_min> {} is above <i_max> {}", pid.i_min, pid.i_max));
+        }
+        if pid.cmd_min > pid.cmd_max {
+            params.problem(format!("<cmd_min> {} is above <cmd_max> {}", pid.cmd_min, pid.cmd_max));
+        }
+        pid
+    }
+
     /// The command for `error` (state − target) after a step of `dt` seconds. A step of
     /// zero (paused) answers the proportional and integral terms without accumulating.
     pub fn update(&mut self, error: f64, dt: f64) -> f64 {
