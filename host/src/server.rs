@@ -472,9 +472,16 @@ fn load_world(
     runner.set_node(node.clone());
     runner.set_world_sdf(Arc::new(world.clone()));
     match network.map(|n| n.role) {
-        Some(crate::distributed::settings::Role::Primary) => runner.set_network_role(plugin_api::NetworkRole::PRIMARY),
+        // Both roles keep each step's changes: a secondary answers with them, the primary
+        // forwards what its own systems did (`distributed::split`).
+        Some(crate::distributed::settings::Role::Primary) => {
+            runner.set_network_role(plugin_api::NetworkRole::PRIMARY);
+            runner.set_split_ownership(Arc::new(crate::distributed::split::SplitOwnership::new()));
+            runner.capture_changes(true);
+        }
         Some(crate::distributed::settings::Role::Secondary) => {
             runner.set_network_role(plugin_api::NetworkRole::SECONDARY);
+            runner.set_split_ownership(Arc::new(crate::distributed::split::SplitOwnership::new()));
             runner.capture_changes(true);
         }
         None => {}

@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use troupe::state::diff::diff_logs;
+use troupe::state::diff::{diff_logs_with, DiffOptions};
 
 /// `troupe log` subcommands.
 #[derive(Subcommand, Debug)]
@@ -24,6 +24,10 @@ pub struct DiffArgs {
     /// of f64s (poses, velocities, wrenches, joint positions...). Default 0: bit for bit.
     #[arg(long, value_name = "X", default_value_t = 0.0)]
     tolerance: f64,
+    /// Compare only the performers (each performer's model and its descendants): for a
+    /// distributed run's primary log against a standalone log of the same world.
+    #[arg(long)]
+    performers: bool,
 }
 
 /// Runs `troupe log ...`.
@@ -39,7 +43,7 @@ fn diff(args: DiffArgs) -> ExitCode {
         eprintln!("troupe: error: --tolerance must be a finite number >= 0, got {}", args.tolerance);
         return ExitCode::from(2);
     }
-    match diff_logs(&args.a, &args.b, args.tolerance) {
+    match diff_logs_with(&args.a, &args.b, &DiffOptions { tolerance: args.tolerance, performers_only: args.performers }) {
         Ok(report) => {
             print!("{report}");
             if report.identical() {

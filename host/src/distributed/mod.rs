@@ -23,6 +23,7 @@ pub mod primary;
 pub mod secondary;
 pub mod settings;
 pub mod simnet;
+pub mod split;
 
 pub use assignment::{LevelId, Membership, Owners, PerformerId};
 pub use outcome::{Cause, Outcome, RunError};

@@ -434,7 +434,11 @@ impl Primary {
         let ids: Vec<String> = self.secondaries.keys().cloned().collect();
         let owners = assignment::assign(membership, &self.membership, &self.owners, ids.len());
         let changes = assignment::changes(&self.owners, &owners);
-        let moving: Vec<PerformerId> = changes.iter().filter(|(p, _)| self.owners.contains_key(p)).map(|(p, _)| *p).collect();
+        // State goes down for a performer changing secondary, and for one that appeared
+        // after the first step (spawned through the primary: no secondary has it yet).
+        let first = self.completed_seq == 0;
+        let moving: Vec<PerformerId> =
+            changes.iter().filter(|(p, _)| self.owners.contains_key(p) || !first).map(|(p, _)| *p).collect();
         let handover_state = if moving.is_empty() { None } else { Some(handover(&moving)) };
         let step = messages::Step {
             seq: self.completed_seq + 1,

@@ -108,6 +108,7 @@ pub struct WorldRunner {
     bus: Arc<EventBus>,
     role: NetworkRole,
     ownership: Arc<dyn Ownership>,
+    split: Option<Arc<crate::distributed::split::SplitOwnership>>,
     snapshot: EcmSnapshot,
     reset_requested: bool,
     stop_requested: bool,
@@ -139,6 +140,7 @@ impl WorldRunner {
             bus: Arc::new(EventBus::default()),
             role: NetworkRole::STANDALONE,
             ownership: Arc::new(OwnsAll),
+            split: None,
             snapshot: EcmSnapshot::default(),
             reset_requested: false,
             capture_changes: false,
@@ -331,6 +333,23 @@ impl WorldRunner {
     /// The role systems added from now on see (`HostServices::network_role`).
     pub fn set_network_role(&mut self, role: NetworkRole) {
         self.role = role;
+    }
+
+    /// Makes the world's systems see `ownership` (added from now on) and keeps it for the
+    /// distributed driver, which updates it every step.
+    pub fn set_split_ownership(&mut self, ownership: Arc<crate::distributed::split::SplitOwnership>) {
+        self.ownership = ownership.clone();
+        self.split = Some(ownership);
+    }
+
+    /// The ownership set by [`set_split_ownership`](Self::set_split_ownership).
+    pub fn split_ownership(&self) -> Option<Arc<crate::distributed::split::SplitOwnership>> {
+        self.split.clone()
+    }
+
+    /// Whether a reset was requested and the next [`step`](Self::step) performs it.
+    pub fn reset_pending(&self) -> bool {
+        self.reset_requested
     }
 
     /// Keeps each step's changed state for [`take_changes`](Self::take_changes) (a

@@ -6,11 +6,18 @@
 //! state. At each step the clocks are compared first (iteration and sim time), then the
 //! entities in ascending id order and their components in ascending type order; the first
 //! mismatch is reported with both values.
+//!
+//! With `--performers` only the entities of performers (each performer's model and its
+//! descendants) are compared: a distributed run's primary and a standalone run load
+//! different plugins (the primary no physics), so the rest of their worlds may differ.
+//! The level bookkeeping `PerformerLevels` is left out: a distributed primary's level
+//! manager decides from the secondaries' answers of a step, so it writes at step n what a
+//! standalone level manager writes at the start of step n + 1 (the same decision).
 
 use super::describe::{describe, same_value, type_name};
 use super::log::{LogError, LogReader, Record, RecordKind};
 use super::Stamp;
-use plugin_api::components::{Name, ParentEntity};
+use plugin_api::components::{Name, ParentEntity, Performer, PerformerLevels};
 use plugin_api::msgs::SerializedStateMap;
 use plugin_api::{Component, ComponentTypeId};
 use std::collections::BTreeMap;
@@ -44,6 +51,36 @@ impl StateView {
                 }
             }
         }
+    }
+
+    fn parent(&self, id: u64) -> Option<u64> {
+        let e = self.entities.get(&id)?;
+        e.get(&ParentEntity::ID.0).and_then(|b| ParentEntity::from_bytes(b).ok()).map(|p| p.0 .0).filter(|p| *p != 0)
+    }
+
+    /// The view of the performers only: every performer's model and its descendants, without
+    /// their `PerformerLevels` (see the module doc).
+    pub fn performers(&self) -> StateView {
+        let models: std::collections::BTreeSet<u64> =
+            self.entities.iter().filter(|(_, c)| c.contains_key(&Performer::ID.0)).filter_map(|(&id, _)| self.parent(id)).collect();
+        let mut out = StateView::default();
+        for (&id, components) in &self.entities {
+            let mut current = Some(id);
+            // Bounded: a corrupt log may hold a parent cycle.
+            for _ in 0..64 {
+                match current {
+                    Some(c) if models.contains(&c) => {
+                        let mut components = components.clone();
+                        components.remove(&PerformerLevels::ID.0);
+                        out.entities.insert(id, components);
+                        break;
+                    }
+                    Some(c) => current = self.parent(c),
+                    None => break,
+                }
+            }
+        }
+        out
     }
 
     /// `world::model::link` from the `Name` and `ParentEntity` components (`?` where
@@ -258,6 +295,21 @@ impl Replay {
 
 /// Compares two logs (see the module doc). `tolerance` applies to float components.
 pub fn diff_logs(a: &Path, b: &Path, tolerance: f64) -> Result<DiffReport, LogError> {
+    diff_logs_with(a, b, &DiffOptions { tolerance, performers_only: false })
+}
+
+/// How [`diff_logs_with`] compares.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DiffOptions {
+    /// Largest difference between two floats still counted as equal.
+    pub tolerance: f64,
+    /// Compare only the performers' entities (see [`StateView::performers`]).
+    pub performers_only: bool,
+}
+
+/// Compares two logs as `options` say (see the module doc).
+pub fn diff_logs_with(a: &Path, b: &Path, options: &DiffOptions) -> Result<DiffReport, LogError> {
+    let tolerance = options.tolerance;
     let mut ra = Replay::open(a)?;
     let mut rb = Replay::open(b)?;
     let mut notes = Vec::new();
@@ -276,7 +328,12 @@ pub fn diff_logs(a: &Path, b: &Path, tolerance: f64) -> Result<DiffReport, LogEr
         if ra.stamp != rb.stamp {
             break Outcome::Different { step, stamp: ra.stamp, mismatch: Mismatch::Clock { a: ra.stamp, b: rb.stamp } };
         }
-        if let Some(mismatch) = first_mismatch(&ra.view, &rb.view, tolerance) {
+        let found = if options.performers_only {
+            first_mismatch(&ra.view.performers(), &rb.view.performers(), tolerance)
+        } else {
+            first_mismatch(&ra.view, &rb.view, tolerance)
+        };
+        if let Some(mismatch) = found {
             break Outcome::Different { step, stamp: ra.stamp, mismatch };
         }
         match (ra.step()?, rb.step()?) {

@@ -122,6 +122,13 @@ pub fn full_state(ecm: &Ecm, stamp: Stamp) -> SerializedStateMap {
     SerializedStateMap { header: Some(stamp.header()), entities, has_one_time_component_changes: true }
 }
 
+/// The whole state of the entities `ids` (those that exist), every component: what a
+/// distributed hand-over sends down for a performer's model and its descendants.
+pub fn entities_state(ecm: &Ecm, ids: impl IntoIterator<Item = EntityId>, stamp: Stamp) -> SerializedStateMap {
+    let entities = ids.into_iter().filter_map(|id| ecm.entity_state(id)).map(|e| (e.id.0, entity_entry(e))).collect();
+    SerializedStateMap { header: Some(stamp.header()), entities, has_one_time_component_changes: true }
+}
+
 /// What changed this step (see the module doc). Call before the step ends
 /// ([`Ecm::end_step`] clears the flags, removals and removed components).
 pub fn changed_state(ecm: &Ecm, stamp: Stamp) -> SerializedStateMap {

@@ -33,7 +33,7 @@ use self::net::{Inbound, InboundTx, JoinServer, Link};
 use super::messages::{Envelope, ErrorCause, Hello, Role as WireRole, Welcome};
 use super::settings::{NetworkSettings, Role};
 use super::{
-    fingerprint, Cause, Destination, Membership, Outcome, PeerRef, Primary, PrimaryConfig, PrimaryEvent, RunError, Secondary,
+    fingerprint, Cause, Destination, Membership, Outcome, PeerRef, PerformerId, Primary, PrimaryConfig, PrimaryEvent, RunError, Secondary,
     SecondaryConfig, SecondaryEvent, StepInput, StepOrder, Transmit, PROTOCOL_VERSION,
 };
 
@@ -44,8 +44,18 @@ pub trait Simulation {
     /// Primary: takes the control requests that arrived and says what the next step is.
     fn next_step(&mut self) -> StepInput;
     /// Primary: runs its own step once every secondary answered (`answers` in secondary
-    /// index order; applying them is issue 9's).
+    /// index order), applying them first.
     fn primary_step(&mut self, answers: &[(PeerRef, SerializedStateMap)]) -> Result<(), String>;
+    /// Primary: the levels each performer is in now (the assignment's input).
+    fn membership(&self) -> Membership {
+        Membership::new()
+    }
+    /// Primary: the whole state of the performers changing secondary at the next step.
+    fn handover(&self, _moving: &[PerformerId]) -> SerializedStateMap {
+        SerializedStateMap::default()
+    }
+    /// Secondary: the primary enabled this secondary as `index` of `count`.
+    fn enabled(&mut self, _index: usize, _count: usize) {}
     /// Secondary: runs the ordered step and answers the changed state.
     fn secondary_step(&mut self, order: &StepOrder) -> Result<SerializedStateMap, String>;
     /// Primary: whether the run should end normally now (iterations reached, a stop
@@ -251,7 +261,8 @@ pub fn run_primary(
             continue;
         }
         let input = sim.next_step();
-        match p.machine.begin_step(now(), input, &Membership::new(), |_| SerializedStateMap::default()) {
+        let membership = sim.membership();
+        match p.machine.begin_step(now(), input, &membership, |moving| sim.handover(moving)) {
             Ok(_) => in_flight = true,
             Err(e) => log::debug!("distributed: step not begun: {e}"),
         }
@@ -486,7 +497,8 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
             }
             match machine.poll_event() {
                 Some(SecondaryEvent::Enabled { primary, index, count }) => {
-                    eprintln!("troupe: secondary {} enabled by {primary}: index {index} of {count}", me.id)
+                    eprintln!("troupe: secondary {} enabled by {primary}: index {index} of {count}", me.id);
+                    sim.enabled(index, count);
                 }
                 Some(SecondaryEvent::Step(order)) => steps.push(order),
                 Some(SecondaryEvent::Ended(outcome)) => {

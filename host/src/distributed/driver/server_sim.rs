@@ -1,15 +1,28 @@
 //! The driver's [`Simulation`] over a loaded [`Server`] (one world), and
 //! [`Server::run_distributed`].
 
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use plugin_api::msgs::SerializedStateMap;
+use plugin_api::prost::Message;
+use plugin_api::EntityId;
 
 use super::{run_primary, run_secondary, DriverConfig, DriverError, Simulation};
+use crate::distributed::messages::ForwardedCommand;
 use crate::distributed::settings::Role;
-use crate::distributed::{fingerprint, Outcome, PeerRef, StepInput, StepOrder};
+use crate::distributed::split::{self, Forward, SplitOwnership};
+use crate::distributed::{fingerprint, Membership, Outcome, PeerRef, PerformerId, StepInput, StepOrder};
 use crate::server::{RunSummary, Server};
+use crate::state::{apply_state, decode_state, Stamp};
+
+/// Forwarded command kinds (`ForwardedCommand::kind`).
+const RESET: &str = "troupe.reset";
+const REWIND: &str = "troupe.rewind";
+const SHARED_STATE: &str = "troupe.state";
+const PERFORMER_STATE: &str = "troupe.performer_state";
 
 /// A server stepped by the driver.
 struct ServerSim<'a> {
@@ -17,6 +30,19 @@ struct ServerSim<'a> {
     target: Option<u64>,
     start_iterations: u64,
     last: Instant,
+    ownership: Arc<SplitOwnership>,
+    /// Secondary: the performers simulated here.
+    owned: BTreeSet<PerformerId>,
+    /// Secondary: the performers not owned were dropped (after the first step's affinities).
+    split_done: bool,
+    /// Secondary: the systems attached to performers' entities at load, by entity.
+    performer_systems: Vec<(EntityId, plugin_api::msgs::Plugin)>,
+    /// Primary: what its own systems changed at its last step, for the next step order.
+    forward: Forward,
+    /// Primary: every entity seen as a level's content (never forwarded).
+    level_entities: HashSet<EntityId>,
+    /// Primary: the iteration after its last step (a rewind goes below it).
+    last_iteration: u64,
 }
 
 impl ServerSim<'_> {
@@ -26,6 +52,76 @@ impl ServerSim<'_> {
         self.last = now;
         wall
     }
+
+    fn stamp(&self) -> Stamp {
+        let info = self.server.runners[0].clock.info();
+        Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }
+    }
+
+    /// Secondary: drops every performer not owned here, as seed 001's secondaries do: each
+    /// performer exists on exactly one secondary.
+    fn drop_unowned(&mut self) {
+        let runner = &mut self.server.runners[0];
+        if self.performer_systems.is_empty() {
+            // Every secondary loaded every performer with its systems: keep what they were,
+            // to configure them afresh where a performer is handed over.
+            let models = split::performer_models(&runner.ecm);
+            let entities: HashSet<EntityId> = models.values().flat_map(|&m| runner.ecm.descendants(m)).collect();
+            self.performer_systems = runner.plugins().into_iter().filter(|(e, _)| entities.contains(e)).collect();
+        }
+        let ecm = &mut runner.ecm;
+        let mut split_entities = Vec::new();
+        for (p, model) in split::performer_models(ecm) {
+            split_entities.extend(ecm.descendants(model));
+            if !self.owned.contains(&p) {
+                ecm.request_remove(model, true);
+            }
+        }
+        self.ownership.update(HashSet::new(), split_entities);
+    }
+
+    /// Secondary: the entities simulated here (owned performers, levels held) to the ownership.
+    fn refresh_ownership(&mut self) -> HashSet<EntityId> {
+        let runner = &self.server.runners[0];
+        let ecm = &runner.ecm;
+        let models = split::performer_models(ecm);
+        let mut mine: HashSet<EntityId> = self
+            .owned
+            .iter()
+            .filter_map(|p| models.get(p))
+            .flat_map(|&m| ecm.descendants(m))
+            .filter(|e| !ecm.is_marked_for_removal(*e))
+            .collect();
+        let levels = split::level_content(ecm, runner.world_entity());
+        mine.extend(levels.iter().copied());
+        let all: Vec<EntityId> = models.values().flat_map(|&m| ecm.descendants(m)).chain(levels).collect();
+        self.ownership.update(mine.clone(), all);
+        mine
+    }
+
+    /// Secondary: applies what the primary's systems changed (see [`split::primary_changes`]).
+    fn apply_forwarded(&mut self, order: &StepOrder) -> Result<(), String> {
+        for c in &order.commands {
+            let performer = match c.kind.as_str() {
+                SHARED_STATE => None,
+                k if k.starts_with(PERFORMER_STATE) => match k[PERFORMER_STATE.len()..].trim().parse::<PerformerId>() {
+                    Ok(p) => Some(p),
+                    Err(_) => return Err(format!("a forwarded command of unknown kind {k:?}")),
+                },
+                _ => continue,
+            };
+            if performer.is_some_and(|p| !self.owned.contains(&p)) {
+                continue;
+            }
+            let map = decode_state(&c.payload).map_err(|e| format!("the primary's forwarded state {:?}: {e}", c.kind))?;
+            apply_state(&mut self.server.runners[0].ecm, &map).map_err(|e| format!("applying the primary's forwarded state: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+fn command(kind: impl Into<String>, payload: Vec<u8>) -> ForwardedCommand {
+    ForwardedCommand { kind: kind.into(), payload }
 }
 
 impl Simulation for ServerSim<'_> {
@@ -37,29 +133,123 @@ impl Simulation for ServerSim<'_> {
     fn next_step(&mut self) -> StepInput {
         let (runner, transport) = (&mut self.server.runners[0], &mut self.server.transports[0]);
         transport.before_step(runner);
+        let mut commands = Vec::new();
+        let forward = std::mem::take(&mut self.forward);
+        if runner.reset_pending() {
+            // The primary resets in its step; the secondaries in theirs, to the same clock.
+            commands.push(command(RESET, Vec::new()));
+            return StepInput { iteration: 0, sim_time: Duration::ZERO, dt: Duration::ZERO, paused: runner.clock.paused, commands };
+        }
         let paused = runner.clock.paused;
         let info = runner.clock.info();
+        if info.iterations < self.last_iteration {
+            commands.push(command(REWIND, Vec::new()));
+        }
+        if !forward.shared.entities.is_empty() {
+            commands.push(command(SHARED_STATE, forward.shared.encode_to_vec()));
+        }
+        for (p, map) in &forward.performers {
+            commands.push(command(format!("{PERFORMER_STATE} {p}"), map.encode_to_vec()));
+        }
         let dt = if paused { 0 } else { runner.clock.step_ns.max(0) as u64 };
         StepInput {
             iteration: info.iterations + u64::from(!paused),
             sim_time: Duration::from_nanos(info.sim_time_ns.max(0) as u64 + dt),
             dt: Duration::from_nanos(dt),
             paused,
-            commands: Vec::new(),
+            commands,
         }
     }
 
-    fn primary_step(&mut self, _answers: &[(PeerRef, SerializedStateMap)]) -> Result<(), String> {
+    fn membership(&self) -> Membership {
+        split::membership(&self.server.runners[0].ecm)
+    }
+
+    fn handover(&self, moving: &[PerformerId]) -> SerializedStateMap {
+        split::handover_state(&self.server.runners[0].ecm, moving, self.stamp())
+    }
+
+    fn primary_step(&mut self, answers: &[(PeerRef, SerializedStateMap)]) -> Result<(), String> {
         let wall = self.wall();
         let s = &mut *self.server;
         let (runner, transport) = (&mut s.runners[0], &mut s.transports[0]);
+        // The secondaries' results first, so the primary's systems, topics and log see the
+        // whole world at this step (seed 001).
+        let mut applied = split::Applied::new();
+        for (peer, answer) in answers {
+            let mut answer = answer.clone();
+            let ecm = &runner.ecm;
+            split::retain_entities(&mut answer, |id| ecm.has_entity(EntityId(id)));
+            apply_state(&mut runner.ecm, &answer).map_err(|e| format!("applying the answer of {peer}: {e}"))?;
+            split::note_applied(&mut applied, &answer);
+        }
+        let world = runner.world_entity();
+        let before: HashSet<EntityId> = runner.ecm.children(world).collect();
         runner.step(&mut s.loader, wall).map_err(|e| e.to_string())?;
         transport.after_step(runner, wall);
+        self.last_iteration = runner.clock.iterations();
+        self.level_entities.extend(split::level_content(&runner.ecm, world));
+        if let Some(changes) = runner.take_changes() {
+            self.forward = split::primary_changes(&changes, &applied, &runner.ecm, world, &self.level_entities);
+        }
+        // A dynamic model spawned through the primary becomes a performer, assigned at the
+        // next step like any other.
+        for model in split::unsplit_dynamic_models(&runner.ecm, world) {
+            if !before.contains(&model) {
+                let p = split::make_performer(&mut runner.ecm, model).map_err(|e| format!("making a spawned model a performer: {e}"))?;
+                log::info!("distributed: spawned dynamic model {model} is performer {p}");
+            }
+        }
         Ok(())
     }
 
     fn secondary_step(&mut self, order: &StepOrder) -> Result<SerializedStateMap, String> {
         let wall = self.wall();
+        if !order.take.is_empty() || !order.drop.is_empty() {
+            log::info!("distributed: step {}: takes performers {:?}, drops {:?}", order.seq, order.take, order.drop);
+        }
+        let reset = order.commands.iter().any(|c| c.kind == RESET);
+        if reset {
+            self.server.runners[0].request_reset();
+        } else if order.commands.iter().any(|c| c.kind == REWIND) {
+            self.server.runners[0].clock.rewind();
+        }
+        // Affinities: the old owner removes at the end of this step, the new owner creates
+        // the performer now, from the state the primary sent, before its systems run.
+        let mut taken: HashSet<EntityId> = HashSet::new();
+        {
+            let ecm = &mut self.server.runners[0].ecm;
+            let models = split::performer_models(ecm);
+            for p in &order.drop {
+                self.owned.remove(p);
+                if let Some(&m) = models.get(p) {
+                    ecm.request_remove(m, true);
+                }
+            }
+            for &p in &order.take {
+                self.owned.insert(p);
+                if let Some(model) = split::model_in_map(&order.handover_state, p) {
+                    let state = split::subtree_of(&order.handover_state, model);
+                    apply_state(ecm, &state).map_err(|e| format!("creating performer {p} handed over: {e}"))?;
+                    taken.extend(state.entities.keys().map(|&k| EntityId(k)));
+                }
+            }
+        }
+        // The systems of a handed-over performer start afresh here (their state is not
+        // carried: docs/distributed.md).
+        for (entity, plugin) in self.performer_systems.iter().filter(|(e, _)| taken.contains(e)) {
+            let origin = format!("hand-over of entity {entity}");
+            if let Some(req) = crate::server::request_for(&plugin.filename, &plugin.name, plugin.innerxml.clone(), origin, *entity) {
+                let s = &mut *self.server;
+                s.runners[0].add_system(&mut s.loader, req).map_err(|e| format!("a handed-over performer's system: {e}"))?;
+            }
+        }
+        if !self.split_done {
+            self.split_done = true;
+            self.drop_unowned();
+        }
+        self.apply_forwarded(order)?;
+        let before = self.refresh_ownership();
         let s = &mut *self.server;
         let runner = &mut s.runners[0];
         runner.clock.paused = order.paused;
@@ -78,7 +268,19 @@ impl Simulation for ServerSim<'_> {
                 order.sim_time.as_nanos()
             ));
         }
-        Ok(runner.take_changes().unwrap_or_default())
+        let mut answer = runner.take_changes().unwrap_or_default();
+        if reset {
+            // The reset restored every performer: drop those simulated elsewhere again.
+            self.drop_unowned();
+        }
+        let after = self.refresh_ownership();
+        split::retain_entities(&mut answer, |id| before.contains(&EntityId(id)) || after.contains(&EntityId(id)));
+        Ok(answer)
+    }
+
+    fn enabled(&mut self, index: usize, _count: usize) {
+        // Secondary 0 also owns the shared world (see `SplitOwnership`).
+        self.ownership.set_rest(index == 0);
     }
 
     fn should_stop(&self) -> bool {
@@ -116,7 +318,37 @@ impl Server {
         let stop = self.stop_flag();
         let started = Instant::now();
         let start_iterations = self.runners[0].clock.iterations();
-        let mut sim = ServerSim { server: self, target: iterations.filter(|n| *n > 0), start_iterations, last: started };
+        let runner = &self.runners[0];
+        let unsplit = split::unsplit_dynamic_models(&runner.ecm, runner.world_entity());
+        if !unsplit.is_empty() {
+            let names: Vec<String> = unsplit
+                .iter()
+                .map(|&m| runner.ecm.get::<plugin_api::components::Name>(m).map_or_else(|| m.to_string(), |n| format!("{:?}", n.0)))
+                .collect();
+            return Err(DriverError::Setup(format!(
+                "world {:?}: dynamic model{} {} {} not a performer and in no level: every secondary would simulate its own copy; \
+                 make {} a performer (<performer> in the world's <plugin name=\"gz::sim\">) or static",
+                runner.name(),
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" },
+                if names.len() == 1 { "it" } else { "each" },
+            )));
+        }
+        let ownership = runner.split_ownership().ok_or_else(|| DriverError::Setup(String::from("the world was not loaded for a network role")))?;
+        let mut sim = ServerSim {
+            server: self,
+            target: iterations.filter(|n| *n > 0),
+            start_iterations,
+            last: started,
+            ownership,
+            owned: BTreeSet::new(),
+            split_done: false,
+            performer_systems: Vec::new(),
+            forward: Forward::default(),
+            level_entities: HashSet::new(),
+            last_iteration: start_iterations,
+        };
         let stop_flag: &AtomicBool = &stop;
         let outcome = match cfg.settings.role {
             Role::Primary => run_primary(&mut sim, &cfg, stop_flag, &mut |_seq: u64| {})?,
