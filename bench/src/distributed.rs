@@ -41,7 +41,7 @@ fn spawn(args: &[&str], partition: &str) -> Result<Peer, String> {
 
 fn settings(role: Role, secondaries: u32) -> NetworkSettings {
     let timing = Timing { peer_timeout: Duration::from_secs(3), join_timeout: Some(Duration::from_secs(30)), ..Timing::default() };
-    NetworkSettings { role, secondaries, token: None, primary: None, listen: None, timing, discovery_timeout: Duration::from_secs(30) }
+    NetworkSettings { role, secondaries, token: None, primary: None, listen: None, timing, discovery_timeout: Duration::from_secs(30), auto_performers: false }
 }
 
 fn partition(tag: &str) -> String {

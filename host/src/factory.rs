@@ -222,6 +222,16 @@ impl Factory<'_> {
             if let Some(size) = p.size {
                 self.put(id, &Geometry::Box { size })?;
             }
+            // A performer's links carry their velocities, so its state is whole: a distributed
+            // hand-over creates it on another secondary from that state alone.
+            if let Some(model) = model {
+                for e in self.ecm.descendants(model) {
+                    if self.ecm.has::<Link>(e) {
+                        self.put(e, &WorldLinearVelocity(plugin_api::math::Vec3::ZERO))?;
+                        self.put(e, &WorldAngularVelocity(plugin_api::math::Vec3::ZERO))?;
+                    }
+                }
+            }
         }
         let referred: HashSet<&str> = world.levels.iter().flat_map(|l| l.refs.iter().map(String::as_str)).collect();
         let mut default: Vec<String> = world

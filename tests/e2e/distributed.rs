@@ -15,7 +15,8 @@ fn small_world(dir: &TestDir, name: &str, model: &str) -> std::path::PathBuf {
     let body = format!(
         "{UNPACED}\n<model name=\"{model}\"><pose>0 0 1 0 0 0</pose><link name=\"l\">\
          <collision name=\"c\"><geometry><box><size>1 1 1</size></box></geometry></collision>\
-         <visual name=\"v\"><geometry><box><size>1 1 1</size></box></geometry></visual></link></model>"
+         <visual name=\"v\"><geometry><box><size>1 1 1</size></box></geometry></visual></link></model>\
+         <plugin name=\"gz::sim\" filename=\"dummy\"><performer name=\"p\"><ref>{model}</ref></performer></plugin>"
     );
     dir.write(name, &world_sdf("w", &body))
 }

@@ -21,6 +21,8 @@
 //! * [`distributed`]: primaries and secondaries as processes: clean ends, kill -9, late and
 //!   refused peers, discovery timeouts.
 //! * [`netns`]: the one across-machines test: 1 + 2 in network namespaces, a link cut.
+//! * [`split`]: one world split across processes: the primary's log against standalone,
+//!   commands through the primary, spawned performers.
 //!
 //! [`harness`] starts runs; [`output`] reads what they left (exit code, output, Recorder files).
 
@@ -40,5 +42,6 @@ mod output;
 mod scene;
 mod sensors;
 mod spawn;
+mod split;
 mod transport;
 mod worlds;

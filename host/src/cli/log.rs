@@ -28,6 +28,10 @@ pub struct DiffArgs {
     /// distributed run's primary log against a standalone log of the same world.
     #[arg(long)]
     performers: bool,
+    /// Compare the state at the end of each iteration, taking consecutive records of one
+    /// iteration (paused steps) as one step.
+    #[arg(long)]
+    by_iteration: bool,
 }
 
 /// Runs `troupe log ...`.
@@ -43,7 +47,7 @@ fn diff(args: DiffArgs) -> ExitCode {
         eprintln!("troupe: error: --tolerance must be a finite number >= 0, got {}", args.tolerance);
         return ExitCode::from(2);
     }
-    match diff_logs_with(&args.a, &args.b, &DiffOptions { tolerance: args.tolerance, performers_only: args.performers }) {
+    match diff_logs_with(&args.a, &args.b, &DiffOptions { tolerance: args.tolerance, performers_only: args.performers, by_iteration: args.by_iteration }) {
         Ok(report) => {
             print!("{report}");
             if report.identical() {

@@ -44,6 +44,10 @@ pub struct SimArgs {
     /// port 0 lets the system pick; printed at start).
     #[arg(long, value_name = "IP:PORT", value_parser = troupe::distributed::settings::listen_url)]
     network_listen: Option<String>,
+    /// Distributed run: make every dynamic model that is not a performer and in no level a
+    /// performer (else such a world is refused: every secondary would simulate its own copy).
+    #[arg(long)]
+    network_auto_performers: bool,
     /// Start a whole local distributed run: this process is the primary and starts N
     /// secondaries (this same program, same world and flags) in a fresh partition; they
     /// are killed when it exits.
@@ -120,6 +124,7 @@ pub fn run(args: SimArgs) -> ExitCode {
         secondaries: args.distributed.or(args.network_secondaries),
         primary: args.network_primary.clone(),
         listen: args.network_listen.clone(),
+        auto_performers: args.network_auto_performers,
     };
     let code = run_server(&args, network, verbose);
     match children {

@@ -125,6 +125,9 @@ pub struct NetworkSpec {
     pub step_timeout_ms: Option<u64>,
     /// `<discovery_timeout_ms>`.
     pub discovery_timeout_ms: Option<u64>,
+    /// `<auto_performers>true</auto_performers>`: a distributed run makes every dynamic model
+    /// that is not a performer and in no level a performer, instead of refusing the world.
+    pub auto_performers: Option<bool>,
     /// Where the element was written: `file:line`.
     pub origin: String,
 }
@@ -536,11 +539,16 @@ impl Validator<'_> {
                 (None, "peer_timeout_ms") => spec.peer_timeout_ms = ms(self, &text),
                 (None, "step_timeout_ms") => spec.step_timeout_ms = ms(self, &text),
                 (None, "discovery_timeout_ms") => spec.discovery_timeout_ms = ms(self, &text),
+                (None, "auto_performers") => match text.as_str() {
+                    "true" | "1" => spec.auto_performers = Some(true),
+                    "false" | "0" => spec.auto_performers = Some(false),
+                    _ => self.problem(child, format!("<auto_performers> is \"{text}\"; expected true or false")),
+                },
                 _ => self.problem(
                     child,
                     format!(
                         "unknown element <{name}> in <network> (expected <role>, <secondaries>, <token>, <primary>, <listen>, \
-                         <heartbeat_period_ms>, <peer_timeout_ms>, <step_timeout_ms> or <discovery_timeout_ms>)"
+                         <heartbeat_period_ms>, <peer_timeout_ms>, <step_timeout_ms>, <discovery_timeout_ms> or <auto_performers>)"
                     ),
                 ),
             }

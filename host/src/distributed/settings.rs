@@ -76,6 +76,8 @@ pub struct NetworkArgs {
     pub primary: Option<String>,
     /// `--network-listen` (already a `tcp://` URL).
     pub listen: Option<String>,
+    /// `--network-auto-performers`.
+    pub auto_performers: bool,
 }
 
 /// A resolved distributed setup.
@@ -97,6 +99,9 @@ pub struct NetworkSettings {
     pub timing: Timing,
     /// How long discovery may take.
     pub discovery_timeout: Duration,
+    /// Make dynamic models outside performers and levels performers (`<auto_performers>`,
+    /// `--network-auto-performers`) instead of refusing the world.
+    pub auto_performers: bool,
 }
 
 impl NetworkSettings {
@@ -212,6 +217,7 @@ pub fn resolve(args: &NetworkArgs, file: Option<&NetworkSpec>, env_token: Option
         listen: listen.map(|(u, _)| u),
         timing,
         discovery_timeout,
+        auto_performers: args.auto_performers || file.and_then(|f| f.auto_performers).unwrap_or(false),
     };
     if settings.token.is_none() {
         if let Some(url) = settings.non_loopback() {

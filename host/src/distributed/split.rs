@@ -280,3 +280,7 @@ pub fn make_performer(ecm: &mut Ecm, model: EntityId) -> Result<PerformerId, plu
     ecm.set(p, &PerformerLevels(Vec::new()), Change::OneTime)?;
     Ok(p.0)
 }
+
+#[cfg(test)]
+#[path = "split_tests.rs"]
+mod tests;

@@ -10,6 +10,10 @@
 //! With `--performers` only the entities of performers (each performer's model and its
 //! descendants) are compared: a distributed run's primary and a standalone run load
 //! different plugins (the primary no physics), so the rest of their worlds may differ.
+//! With `--by-iteration` a step is an iteration: the state after the last record of each
+//! iteration is compared, so logs that carried out the same commands while paused in a
+//! different number of paused steps (a distributed primary needs one more: the command goes
+//! down with the next step) compare equal when they agree at every iteration's end.
 //! The level bookkeeping `PerformerLevels` is left out: a distributed primary's level
 //! manager decides from the secondaries' answers of a step, so it writes at step n what a
 //! standalone level manager writes at the start of step n + 1 (the same decision).
@@ -280,6 +284,33 @@ impl Replay {
         Ok(Replay { stamp: first.stamp(), reader, view })
     }
 
+    /// Advances to the state at the end of the next iteration: past every changed record
+    /// of the same iteration (paused steps, commands); false at the end.
+    fn step_iteration(&mut self) -> Result<bool, LogError> {
+        if !self.step()? {
+            return Ok(false);
+        }
+        loop {
+            let at = (self.reader.position(), self.view.clone(), self.stamp);
+            match self.reader.next_record()? {
+                Some(Record { kind, state, .. }) if Stamp::of(&state).iteration == self.stamp.iteration || kind == RecordKind::Full && Stamp::of(&state) == self.stamp => {
+                    self.view.apply(kind, &state);
+                    if kind == RecordKind::Changed {
+                        self.stamp = Stamp::of(&state);
+                    }
+                }
+                Some(_) => {
+                    let ((offset, index), view, stamp) = at;
+                    self.reader.seek_to(offset, index)?;
+                    self.view = view;
+                    self.stamp = stamp;
+                    return Ok(true);
+                }
+                None => return Ok(true),
+            }
+        }
+    }
+
     /// Advances to the state after the next changed record; false at the end.
     fn step(&mut self) -> Result<bool, LogError> {
         while let Some(Record { kind, state, .. }) = self.reader.next_record()? {
@@ -295,7 +326,7 @@ impl Replay {
 
 /// Compares two logs (see the module doc). `tolerance` applies to float components.
 pub fn diff_logs(a: &Path, b: &Path, tolerance: f64) -> Result<DiffReport, LogError> {
-    diff_logs_with(a, b, &DiffOptions { tolerance, performers_only: false })
+    diff_logs_with(a, b, &DiffOptions { tolerance, ..DiffOptions::default() })
 }
 
 /// How [`diff_logs_with`] compares.
@@ -305,6 +336,9 @@ pub struct DiffOptions {
     pub tolerance: f64,
     /// Compare only the performers' entities (see [`StateView::performers`]).
     pub performers_only: bool,
+    /// Compare the state at the end of each iteration: consecutive records of one iteration
+    /// (paused steps, commands carried out while paused) count as one step.
+    pub by_iteration: bool,
 }
 
 /// Compares two logs as `options` say (see the module doc).
@@ -336,13 +370,14 @@ pub fn diff_logs_with(a: &Path, b: &Path, options: &DiffOptions) -> Result<DiffR
         if let Some(mismatch) = found {
             break Outcome::Different { step, stamp: ra.stamp, mismatch };
         }
-        match (ra.step()?, rb.step()?) {
+        let advance = |r: &mut Replay| if options.by_iteration { r.step_iteration() } else { r.step() };
+        match (advance(&mut ra)?, advance(&mut rb)?) {
             (true, true) => step += 1,
             (false, false) => break Outcome::Same { steps: step },
             (more_a, _) => {
                 let (shorter, longer) = if more_a { (Side::B, &mut ra) } else { (Side::A, &mut rb) };
                 let mut other_steps = step + 1;
-                while longer.step()? {
+                while advance(longer)? {
                     other_steps += 1;
                 }
                 break Outcome::Shorter { shorter, steps: step, other_steps };

@@ -466,6 +466,9 @@ impl World {
         }
         model.links.push(slot);
         let kinematic = ecm.get::<Kinematic>(l).is_some_and(|k| k.0);
+        // The body's centre of mass in the link frame (the body has no collider yet, so rapier
+        // cannot tell it before insertion).
+        let mut local_com = Vector::ZERO;
         let builder = if model.is_static {
             RigidBodyBuilder::fixed()
         } else if kinematic {
@@ -473,6 +476,7 @@ impl World {
         } else {
             let inertial = ecm.get::<Inertial>(l).unwrap_or_default();
             let mp = mass_properties(&inertial).map_err(|e| err(format!("link {name}: {e}")))?;
+            local_com = mp.local_com;
             let gravity = ecm.get::<GravityEnabled>(l).is_none_or(|g| g.0);
             RigidBodyBuilder::dynamic()
                 .additional_mass_properties(mp)
@@ -498,8 +502,9 @@ impl World {
                 .or_else(|| ecm.get::<AngularVelocity>(model_id).map(|v| model_rot * vec_to_r(v.0)));
             if lin.is_some() || ang.is_some() {
                 let (lin, ang) = (lin.unwrap_or(Vector::ZERO), ang.unwrap_or(Vector::ZERO));
-                let com = body.center_of_mass();
-                body.set_linvel(lin + ang.cross(com - world.translation), false);
+                // The link origin's velocity moved to the centre of mass.
+                let com_offset = world.rotation * local_com;
+                body.set_linvel(lin + ang.cross(com_offset), false);
                 body.set_angvel(ang, false);
             }
         }

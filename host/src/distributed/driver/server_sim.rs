@@ -176,7 +176,15 @@ impl Simulation for ServerSim<'_> {
         // The secondaries' results first, so the primary's systems, topics and log see the
         // whole world at this step (seed 001).
         let mut applied = split::Applied::new();
+        let mut answered_by: std::collections::HashMap<u64, &PeerRef> = std::collections::HashMap::new();
         for (peer, answer) in answers {
+            // Each entity is simulated in one place: two answers for one entity mean two
+            // secondaries simulate it, and the world would be interpolated between them.
+            for &id in answer.entities.keys() {
+                if let Some(first) = answered_by.insert(id, peer) {
+                    return Err(format!("entity {id} was answered by both {first} and {peer}: two secondaries simulate it"));
+                }
+            }
             let mut answer = answer.clone();
             let ecm = &runner.ecm;
             split::retain_entities(&mut answer, |id| ecm.has_entity(EntityId(id)));
@@ -314,20 +322,30 @@ impl Server {
         let Some(settings) = self.network().cloned() else {
             return Err(DriverError::Setup(String::from("this server has no --network-role")));
         };
-        let cfg = DriverConfig::from_env(settings);
+        let cfg = DriverConfig::from_env(settings.clone());
         let stop = self.stop_flag();
         let started = Instant::now();
         let start_iterations = self.runners[0].clock.iterations();
-        let runner = &self.runners[0];
+        let runner = &mut self.runners[0];
         let unsplit = split::unsplit_dynamic_models(&runner.ecm, runner.world_entity());
-        if !unsplit.is_empty() {
+        if settings.auto_performers {
+            for &m in &unsplit {
+                let p = split::make_performer(&mut runner.ecm, m).map_err(|e| DriverError::Setup(format!("making model {m} a performer: {e}")))?;
+                log::info!("distributed: dynamic model {m} made performer {p} (auto performers)");
+            }
+            if !unsplit.is_empty() {
+                // A reset returns to the world with these performers.
+                runner.finish_load();
+            }
+        } else if !unsplit.is_empty() {
             let names: Vec<String> = unsplit
                 .iter()
                 .map(|&m| runner.ecm.get::<plugin_api::components::Name>(m).map_or_else(|| m.to_string(), |n| format!("{:?}", n.0)))
                 .collect();
             return Err(DriverError::Setup(format!(
                 "world {:?}: dynamic model{} {} {} not a performer and in no level: every secondary would simulate its own copy; \
-                 make {} a performer (<performer> in the world's <plugin name=\"gz::sim\">) or static",
+                 make {} a performer (<performer> in the world's <plugin name=\"gz::sim\">) or static, \
+                 or let every such model be one (--network-auto-performers, <auto_performers>true</auto_performers> in <network>)",
                 runner.name(),
                 if names.len() == 1 { "" } else { "s" },
                 names.join(", "),

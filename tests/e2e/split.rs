@@ -1,0 +1,229 @@
+//! One world split across processes (issue 9): the primary mirrors what the secondaries
+//! simulate, so its state log compares with a standalone run's (`troupe log diff
+//! --performers`), and what a user asks of the primary (pause, step, set a pose, spawn,
+//! remove, reset) reaches the secondaries as it would a standalone server.
+
+use crate::harness::{gz_worlds_dir, server_config, world_sdf, Running, TestDir, Troupe, UNPACED};
+use crate::output::Output;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const BOUND: Duration = Duration::from_secs(60);
+
+fn secondary(dir: &TestDir, world: &Path) -> Troupe {
+    Troupe::sim(dir).args(["--network-role", "secondary", "-v", "3"]).arg(world)
+}
+
+fn primary(dir: &TestDir, world: &Path, n: u32) -> Troupe {
+    Troupe::sim(dir).args(["--network-role", "primary", "--network-secondaries", &n.to_string()]).arg(world)
+}
+
+/// `troupe log diff` of two logs with `flags`.
+fn diff(dir: &TestDir, flags: &[&str], a: &Path, b: &Path) -> Output {
+    Troupe::log(dir).arg("diff").args(flags).arg(a).arg(b).run()
+}
+
+#[test]
+fn the_gz_distributed_world_as_1_plus_3_logs_every_performer_as_standalone_bit_for_bit() {
+    let Some(worlds) = gz_worlds_dir() else { return };
+    let dir = TestDir::new("split_gz_1p3");
+    let secondaries: Vec<Running> = (0..3).map(|_| secondary(&dir, &worlds.join("distributed_secondary.sdf")).spawn()).collect();
+    let p = primary(&dir, &worlds.join("distributed_primary.sdf"), 3)
+        .args(["-r", "--iterations", "400", "--record-path"])
+        .arg(dir.join("primary.tlog"))
+        .run();
+    p.assert_code(0);
+    let mut takers = 0;
+    for s in secondaries {
+        let out = s.wait_within(BOUND);
+        out.assert_code(0).assert_stderr_lacks("error");
+        takers += usize::from(out.stderr.contains("takes performers"));
+    }
+    assert_eq!(takers, 3, "each secondary simulates one of the three shapes");
+    let alone = Troupe::sim(&dir)
+        .args(["-r", "--iterations", "400", "--record-path"])
+        .arg(dir.join("standalone.tlog"))
+        .arg(worlds.join("distributed_standalone.sdf"))
+        .run();
+    alone.assert_code(0);
+    let d = diff(&dir, &["--performers"], &dir.join("primary.tlog"), &dir.join("standalone.tlog"));
+    d.assert_code(0);
+    assert!(d.stdout.contains("no difference: the initial state and 400 steps match"), "{d}");
+    // The comparison can fail: the whole worlds differ (gz's primary file sizes its ground
+    // plane differently).
+    let whole = diff(&dir, &[], &dir.join("primary.tlog"), &dir.join("standalone.tlog"));
+    assert_eq!(whole.code(), Some(1), "{whole}");
+    assert!(whole.stdout.contains("ground_plane"), "{whole}");
+}
+
+/// Two performer boxes on a ground plane; no world plugins: each role's config says which
+/// systems it runs.
+fn boxes_world(dir: &TestDir) -> PathBuf {
+    let shape = |name: &str, x: f64| {
+        format!(
+            "<model name=\"{name}\"><pose>{x} 0 0.5 0 0 0</pose><link name=\"l\"><inertial><mass>1</mass></inertial>\
+             <collision name=\"c\"><geometry><box><size>1 1 1</size></box></geometry></collision></link></model>"
+        )
+    };
+    let body = format!(
+        "{UNPACED}\n<model name=\"ground\"><static>true</static><link name=\"l\"><collision name=\"c\"><geometry>\
+         <plane><normal>0 0 1</normal><size>100 100</size></plane></geometry></collision></link></model>\n{}\n{}\n\
+         <plugin name=\"gz::sim\" filename=\"dummy\"><performer name=\"pa\"><ref>a</ref></performer>\
+         <performer name=\"pb\"><ref>b</ref></performer></plugin>",
+        shape("a", 0.0),
+        shape("b", 5.0)
+    );
+    dir.write("boxes.sdf", &world_sdf("w", &body))
+}
+
+const PHYSICS: &str = r#"<plugin entity_name="*" entity_type="world" filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>"#;
+const COMMANDS: &str = r#"<plugin entity_name="*" entity_type="world" filename="gz-sim-user-commands-system" name="gz::sim::systems::UserCommands"/>
+<plugin entity_name="*" entity_type="world" filename="gz-sim-scene-broadcaster-system" name="gz::sim::systems::SceneBroadcaster"/>"#;
+
+fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) {
+    let out = Troupe::service(dir)
+        .args(["-s", service, "--reqtype", req_type, "--reptype", "gz.msgs.Boolean", "--timeout", "20000", "--req", req])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout.trim(), "data: true", "{service} {req}: {out}");
+}
+
+/// Waits until the world's statistics say `iterations`.
+fn wait_iterations(dir: &TestDir, iterations: u64) {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let stats = Troupe::topic(dir).args(["-e", "-t", "/world/w/stats", "-n", "1", "--duration", "20"]).run();
+        // Protobuf text leaves out zero fields: a message without the line is at 0.
+        let at = match stats.stdout.lines().find_map(|l| l.trim().strip_prefix("iterations: ")) {
+            Some(v) => v.parse::<u64>().ok(),
+            None if stats.stdout.contains("paused") => Some(0),
+            None => None,
+        };
+        if at == Some(iterations) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the world never reached iteration {iterations}:\n{stats}");
+    }
+}
+
+fn step(dir: &TestDir, n: u32, then: u64) {
+    call(dir, "/world/w/control", "gz.msgs.WorldControl", &format!("pause: true, multi_step: {n}"));
+    wait_iterations(dir, then);
+}
+
+/// The z of model `name` in one `/world/w/pose/info` message.
+fn z_of(dir: &TestDir, name: &str) -> f64 {
+    let out = Troupe::topic(dir).args(["-e", "-t", "/world/w/pose/info", "-n", "1", "--duration", "20"]).run();
+    out.assert_code(0);
+    let text = out.stdout;
+    let at = text.find(&format!("name: \"{name}\"")).unwrap_or_else(|| panic!("no pose of {name} in:\n{text}"));
+    let rest = &text[at..];
+    let pos = rest.find("position {").expect("a position");
+    let block = &rest[pos..rest[pos..].find('}').map_or(rest.len(), |e| pos + e)];
+    block.lines().find_map(|l| l.trim().strip_prefix("z: ")).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+}
+
+/// The same user session against the server of `dir` (started paused): steps, a pose set on
+/// a performer, a static model spawned and removed, a reset, then a stop.
+fn session(dir: &TestDir) {
+    step(dir, 10, 10);
+    call(dir, "/world/w/set_pose/blocking", "gz.msgs.Pose", "name: \"a\", position { x: 0, y: 0, z: 3 }");
+    step(dir, 10, 20);
+    let z = z_of(dir, "a");
+    assert!(z > 2.9 && z < 3.0, "a was put at 3 m and fell for 10 ms: z = {z}");
+    call(
+        dir,
+        "/world/w/create/blocking",
+        "gz.msgs.EntityFactory",
+        r#"sdf: "<model name=\"wall\"><static>true</static><pose>10 0 1 0 0 0</pose><link name=\"l\"><collision name=\"c\"><geometry><box><size>1 1 2</size></box></geometry></collision></link></model>""#,
+    );
+    step(dir, 10, 30);
+    call(dir, "/world/w/remove/blocking", "gz.msgs.Entity", "name: \"wall\", type: MODEL");
+    step(dir, 10, 40);
+    call(dir, "/world/w/control", "gz.msgs.WorldControl", "pause: true, reset { all: true }");
+    wait_iterations(dir, 0);
+    step(dir, 10, 10);
+    let z = z_of(dir, "a");
+    assert!(z < 0.6, "the reset put a back on the ground: z = {z}");
+    call(dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
+}
+
+#[test]
+fn pause_step_set_pose_spawn_remove_and_reset_through_the_primary_do_what_they_do_standalone() {
+    let dir = TestDir::new("split_session");
+    let world = boxes_world(&dir);
+    let phys = dir.write("physics.config", &server_config(PHYSICS));
+    let commands = dir.write("commands.config", &server_config(COMMANDS));
+    let both = dir.write("both.config", &server_config(&format!("{PHYSICS}\n{COMMANDS}")));
+
+    // Standalone.
+    let mut alone = Troupe::sim(&dir).arg("--config").arg(&both).arg("--record-path").arg(dir.join("standalone.tlog")).arg(&world).spawn();
+    alone.wait_for_stderr("running world(s) w");
+    session(&dir);
+    alone.wait_within(BOUND).assert_code(0);
+
+    // 1 + 2: the same session, talking to the primary only.
+    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).arg("--config").arg(&phys).spawn()).collect();
+    let mut p = primary(&dir, &world, 2).arg("--config").arg(&commands).arg("--record-path").arg(dir.join("primary.tlog")).spawn();
+    p.wait_for_stderr("stepping");
+    session(&dir);
+    p.wait_within(BOUND).assert_code(0);
+    for s in secondaries {
+        s.wait_within(BOUND).assert_code(0).assert_stderr_lacks("error");
+    }
+
+    // Every iteration ends in the same state: the performers bit for bit...
+    let d = diff(&dir, &["--by-iteration", "--performers"], &dir.join("primary.tlog"), &dir.join("standalone.tlog"));
+    d.assert_code(0);
+    assert!(d.stdout.contains("no difference"), "{d}");
+    // ...and the whole world too (the spawned wall came and went at the same iterations).
+    let whole = diff(&dir, &["--by-iteration"], &dir.join("primary.tlog"), &dir.join("standalone.tlog"));
+    whole.assert_code(0);
+}
+
+#[test]
+fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary_simulates() {
+    let dir = TestDir::new("split_spawn");
+    let world = boxes_world(&dir);
+    let phys = dir.write("physics.config", &server_config(PHYSICS));
+    let commands = dir.write("commands.config", &server_config(COMMANDS));
+    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).arg("--config").arg(&phys).spawn()).collect();
+    let mut p = primary(&dir, &world, 2).arg("--config").arg(&commands).spawn();
+    p.wait_for_stderr("stepping");
+    call(
+        &dir,
+        "/world/w/create/blocking",
+        "gz.msgs.EntityFactory",
+        r#"sdf: "<model name=\"ball\"><pose>20 0 5 0 0 0</pose><link name=\"l\"><inertial><mass>1</mass></inertial><collision name=\"c\"><geometry><sphere><radius>0.5</radius></sphere></geometry></collision></link></model>""#,
+    );
+    step(&dir, 100, 100);
+    let z = z_of(&dir, "ball");
+    assert!(z < 4.97, "the ball falls on a secondary and the primary shows it: z = {z}");
+    call(&dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
+    p.wait_within(BOUND).assert_code(0);
+    let mut takes = 0;
+    for s in secondaries {
+        let out = s.wait_within(BOUND);
+        out.assert_code(0);
+        takes += out.stderr.lines().filter(|l| l.contains("takes performers") && !l.contains("step 1:")).count();
+    }
+    assert_eq!(takes, 1, "exactly one secondary took the spawned ball");
+}
+
+#[test]
+fn a_dynamic_model_that_is_not_a_performer_is_refused_unless_auto_performers() {
+    let dir = TestDir::new("split_unsplit");
+    let body = format!("{UNPACED}\n<model name=\"loose\"><pose>0 0 1 0 0 0</pose><link name=\"l\"/></model>");
+    let world = dir.write("w.sdf", &world_sdf("w", &body));
+    let out = primary(&dir, &world, 1).run();
+    out.assert_code(1);
+    out.assert_stderr_has(&["dynamic model \"loose\" is not a performer", "--network-auto-performers"]);
+    let out = secondary(&dir, &world).run();
+    out.assert_code(1);
+    out.assert_stderr_has(&["\"loose\""]);
+    // With auto performers it becomes one and the run goes.
+    let s = secondary(&dir, &world).arg("--network-auto-performers").spawn();
+    let p = primary(&dir, &world, 1).args(["-r", "--iterations", "20", "--network-auto-performers"]).run();
+    p.assert_code(0);
+    s.wait_within(BOUND).assert_code(0);
+}
