@@ -914,5 +914,18 @@ mod role_tests {
         assert!(skipped[0].starts_with("gz::sim::systems::DiffDrive (gz-sim-diff-drive-system, w.sdf:12): by default"), "{skipped:?}");
         let (_, kept, _) = keep_for_role(RunRole::Secondary, None, Vec::new(), attached);
         assert_eq!(kept.len(), 2);
+
+        // A server-config plugin for a model (entity_type="model") is attached too.
+        let config = config::parse_server_config_str(
+            r#"<server_config><plugins><plugin entity_name="robot" entity_type="model" filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher"/></plugins></server_config>"#,
+            "model.config",
+        )
+        .unwrap();
+        let chosen = config::select_systems(&[], &config.plugins, true).load;
+        assert_eq!(chosen[0].target, Target::Model("robot".into()));
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, None, chosen.clone(), Vec::new());
+        assert!(primary.is_empty() && skipped[0].contains("attached to a model"), "{skipped:?}");
+        let (secondary, _, _) = keep_for_role(RunRole::Secondary, None, chosen, Vec::new());
+        assert_eq!(secondary.len(), 1);
     }
 }
