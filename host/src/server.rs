@@ -1,7 +1,7 @@
 //! The server: loads a world file into one runner per world, chooses and loads their
 //! systems, and steps every runner in lockstep with real-time pacing until told to stop.
 
-use crate::config::{self, ConfigError, RequestedPlugin, Selected, SystemName, Target};
+use crate::config::{self, ConfigError, Placement, RequestedPlugin, RunRole, Selected, SystemKind, SystemName, Target};
 use crate::ecm::Ecm;
 use crate::factory::{self, AttachedPlugin};
 use crate::plugin::{PluginLoader, SearchPath};
@@ -496,6 +496,7 @@ fn load_world(
             xml: p.xml.clone(),
             origin: p.origin.to_string(),
             target: Target::World,
+            roles: p.roles,
         })
         .collect();
     let selection = config::select_systems(&requested, config_plugins, world.include_server_config_plugins);
@@ -514,6 +515,11 @@ fn load_world(
     add_sensors_if_needed(&runner, &mut chosen);
     one_sensors(&mut chosen);
     add_level_manager_if_needed(world, levels_on, &mut chosen);
+    let role = RunRole::of_network(network.map(|n| n.role));
+    let (chosen, attached, skipped) = keep_for_role(role, opts.physics_engine.as_deref(), chosen, attached);
+    if !skipped.is_empty() {
+        log::info!("world {:?} ({role}): {} system(s) not run in this role:\n  {}", world.name, skipped.len(), skipped.join("\n  "));
+    }
 
     // World-file world plugins and config plugins (selection order), then model and sensor
     // plugins of the world file in document order.
@@ -527,6 +533,58 @@ fn load_world(
     add_systems(&mut runner, loader, requests)?;
     runner.finish_load();
     Ok(runner)
+}
+
+/// Keeps the systems that run in `role` (`<troupe:roles>`, else the default of their kind:
+/// see [`config::roles`]); the third list says, for the log, each one skipped and why.
+fn keep_for_role(
+    role: RunRole,
+    physics_engine: Option<&str>,
+    chosen: Vec<Selected>,
+    attached: Vec<AttachedPlugin>,
+) -> (Vec<Selected>, Vec<AttachedPlugin>, Vec<String>) {
+    let mut skipped = Vec::new();
+    let chosen: Vec<Selected> = chosen
+        .into_iter()
+        .filter(|s| {
+            let kind = match s.target {
+                Target::World => SystemKind::of_world_system(&s.library, physics_engine),
+                Target::Model(_) | Target::Sensor(_) => SystemKind::Attached,
+            };
+            match config::place(kind, s.roles, role) {
+                Placement::Runs => true,
+                Placement::Skipped(why) => {
+                    skipped.push(format!("{} ({}, {}): {why}", s.name, s.library, s.origin));
+                    false
+                }
+            }
+        })
+        .collect();
+    let attached: Vec<AttachedPlugin> = attached
+        .into_iter()
+        .filter(|a| match config::place(SystemKind::Attached, a.plugin.roles, role) {
+            Placement::Runs => true,
+            Placement::Skipped(why) => {
+                skipped.push(format!("{} ({}, {}): {why}", a.plugin.name, a.plugin.filename, a.plugin.origin));
+                false
+            }
+        })
+        .collect();
+    (chosen, attached, skipped)
+}
+
+/// Whether a system attached to a model or sensor while the world runs (a model loaded
+/// by the level manager or created by a user command) runs in the runner's `role`; a
+/// skipped one is logged at info level.
+pub(crate) fn attached_runs_here(plugin: &crate::sdf::PluginSdf, entity: EntityId, role: plugin_api::NetworkRole) -> bool {
+    let role = RunRole::of_network_role(role);
+    match config::place(SystemKind::Attached, plugin.roles, role) {
+        Placement::Runs => true,
+        Placement::Skipped(why) => {
+            log::info!("{} ({}, {}) of entity {} not run on this {role}: {why}", plugin.name, plugin.filename, plugin.origin, entity.0);
+            false
+        }
+    }
 }
 
 /// Adds the systems in order, reporting every library that cannot be found or loaded, not
@@ -591,11 +649,12 @@ fn swap_physics(chosen: &mut Vec<Selected>, engine: &str) {
         target: Target::World,
         from_config: false,
         world_name: None,
+        roles: None,
     };
     match chosen.iter().position(physics) {
         Some(i) => {
             log::info!("--physics-engine: {engine} replaces {}", chosen[i].library);
-            chosen[i] = Selected { xml: chosen[i].xml.clone(), ..replacement };
+            chosen[i] = Selected { xml: chosen[i].xml.clone(), roles: chosen[i].roles, ..replacement };
         }
         None => chosen.push(replacement),
     }
@@ -613,6 +672,7 @@ fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selected>) {
             target: Target::World,
             from_config: false,
             world_name: None,
+            roles: None,
         });
     }
 }
@@ -647,6 +707,21 @@ fn one_sensors(chosen: &mut Vec<Selected>) {
     }
     let mut keep = merged[0].clone();
     keep.xml = crate::xml::to_string(&root);
+    // The one instance runs where the first selection with a <troupe:roles> says.
+    let with_roles: Vec<&Selected> = merged.iter().filter(|s| s.roles.is_some()).collect();
+    if let Some(first_roles) = with_roles.first() {
+        keep.roles = first_roles.roles;
+        for other in with_roles.iter().skip(1).filter(|s| s.roles != first_roles.roles) {
+            log::warn!(
+                "{}: <troupe:roles> {} differs from {} at {}; the one troupe_sensors instance runs in: {}",
+                other.origin,
+                other.roles.unwrap_or_default(),
+                first_roles.roles.unwrap_or_default(),
+                first_roles.origin,
+                first_roles.roles.unwrap_or_default()
+            );
+        }
+    }
     let mut i = 0;
     chosen.retain(|s| {
         let drop = is_sensors(s) && i != first;
@@ -671,6 +746,7 @@ fn add_level_manager_if_needed(world: &WorldSdf, levels_on: bool, chosen: &mut V
         target: Target::World,
         from_config: false,
         world_name: None,
+        roles: None,
     });
 }
 
@@ -782,5 +858,81 @@ mod network_settings_tests {
         let opts = ServerOptions { transport: Some(tcp("127.0.0.1", 0)), ..Default::default() };
         let err = network_settings(&opts, &with("<transport><host>10.0.0.5</host></transport>")).unwrap_err().to_string();
         assert!(err.contains("127.0.0.1") && err.contains("10.0.0.5") && err.contains("n.config:1"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod role_tests {
+    use super::*;
+    use crate::config::RoleSet;
+
+    fn default_set() -> Vec<Selected> {
+        let config = config::parse_server_config_str(config::DEFAULT_SERVER_CONFIG, "server.config").unwrap();
+        config::select_systems(&[], &config.plugins, true).load
+    }
+
+    fn libraries(chosen: &[Selected]) -> Vec<&str> {
+        chosen.iter().map(|s| s.library.as_str()).collect()
+    }
+
+    #[test]
+    fn the_default_set_splits_between_primary_and_secondaries() {
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, None, default_set(), Vec::new());
+        assert_eq!(libraries(&primary), ["troupe_user_commands", "troupe_scene_broadcaster"]);
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        // The log line names the system, its library, where it was written, and why.
+        assert!(skipped[0].starts_with("gz::sim::systems::Physics (troupe_physics_rapier, server.config:"), "{skipped:?}");
+        assert!(skipped[0].contains("by default: physics runs where performers are simulated"), "{skipped:?}");
+
+        let (secondary, _, skipped) = keep_for_role(RunRole::Secondary, None, default_set(), Vec::new());
+        assert_eq!(libraries(&secondary), ["troupe_physics_rapier"]);
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+
+        let (standalone, _, skipped) = keep_for_role(RunRole::Standalone, None, default_set(), Vec::new());
+        assert_eq!(libraries(&standalone), libraries(&default_set()));
+        assert!(skipped.is_empty(), "{skipped:?}");
+    }
+
+    #[test]
+    fn a_physics_engine_from_the_command_line_is_physics() {
+        let mut chosen = default_set();
+        swap_physics(&mut chosen, "my_physics");
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, Some("my_physics"), chosen, Vec::new());
+        assert!(!libraries(&primary).contains(&"my_physics"));
+        assert!(skipped[0].contains("my_physics"), "{skipped:?}");
+    }
+
+    #[test]
+    fn attached_systems_run_where_their_model_is_simulated_unless_told() {
+        let plugin = |roles| AttachedPlugin {
+            entity: EntityId(7),
+            plugin: crate::sdf::PluginSdf {
+                name: "gz::sim::systems::DiffDrive".into(),
+                filename: "gz-sim-diff-drive-system".into(),
+                xml: String::new(),
+                origin: crate::sdf::Origin { file: Arc::new("w.sdf".into()), line: 12 },
+                roles,
+            },
+        };
+        let attached = vec![plugin(None), plugin(Some(RoleSet::ALL))];
+        let (_, kept, skipped) = keep_for_role(RunRole::Primary, None, Vec::new(), attached.clone());
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].plugin.roles, Some(RoleSet::ALL));
+        assert!(skipped[0].starts_with("gz::sim::systems::DiffDrive (gz-sim-diff-drive-system, w.sdf:12): by default"), "{skipped:?}");
+        let (_, kept, _) = keep_for_role(RunRole::Secondary, None, Vec::new(), attached);
+        assert_eq!(kept.len(), 2);
+
+        // A server-config plugin for a model (entity_type="model") is attached too.
+        let config = config::parse_server_config_str(
+            r#"<server_config><plugins><plugin entity_name="robot" entity_type="model" filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher"/></plugins></server_config>"#,
+            "model.config",
+        )
+        .unwrap();
+        let chosen = config::select_systems(&[], &config.plugins, true).load;
+        assert_eq!(chosen[0].target, Target::Model("robot".into()));
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, None, chosen.clone(), Vec::new());
+        assert!(primary.is_empty() && skipped[0].contains("attached to a model"), "{skipped:?}");
+        let (secondary, _, _) = keep_for_role(RunRole::Secondary, None, chosen, Vec::new());
+        assert_eq!(secondary.len(), 1);
     }
 }

@@ -20,6 +20,7 @@
 //! * [`sensors`]: a real subscriber at real time receives every sensor sample.
 //! * [`distributed`]: primaries and secondaries as processes: clean ends, kill -9, late and
 //!   refused peers, discovery timeouts.
+//! * [`roles`]: which systems each role of a distributed run skips, in its log.
 //! * [`netns`]: the one across-machines test: 1 + 2 in network namespaces, a link cut.
 //! * [`split`]: one world split across processes: the primary's log against standalone,
 //!   commands through the primary, spawned performers.
@@ -39,6 +40,7 @@ mod logs;
 mod model_systems;
 mod netns;
 mod output;
+mod roles;
 mod scene;
 mod sensors;
 mod spawn;

@@ -24,9 +24,13 @@
 //! * **`<network>`** with `<role>`, `<secondaries>`, `<token>`, `<primary>`, `<listen>` and
 //!   the `*_ms` timings makes the server part of a distributed run, as `--network-role`
 //!   and its sibling flags do (see `docs/distributed.md`).
+//! * **`<troupe:roles>`** inside a `<plugin>` (here or in a world file) lists the roles of a
+//!   distributed run the system runs in; without it each kind of system has a default
+//!   (see [`roles`] and `docs/distributed.md`, "Which systems run where").
 
 pub mod names;
 mod parse;
+pub mod roles;
 mod select;
 
 #[cfg(test)]
@@ -38,6 +42,7 @@ pub use parse::{
     parse_server_config_file, parse_server_config_str, EntityType, NetworkSpec, PluginSpec, RecordSpec,
     ServerConfigFile, TransportSpec,
 };
+pub use roles::{place, Placement, RoleSet, RunRole, SystemKind};
 pub use select::{priority_from_xml, select_systems, RequestedPlugin, Selected, Selection, Target};
 
 use std::fmt;

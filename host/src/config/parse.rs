@@ -6,6 +6,7 @@
 //!   <plugins>
 //!     <plugin entity_name="*" entity_type="world"
 //!             filename="gz-sim-physics-system" name="gz::sim::systems::Physics">
+//!       <troupe:roles>primary standalone</troupe:roles>  <!-- optional: see roles.rs -->
 //!       ...inner XML handed to the system...
 //!     </plugin>
 //!   </plugins>
@@ -19,6 +20,7 @@
 //! Unlike gz-sim, which skips bad entries silently, every problem is collected and
 //! reported at once in one [`ConfigError::Invalid`].
 
+use super::roles::RoleSet;
 use super::{ConfigError, Problem};
 use crate::xml::{elements, qname, read, to_string, XmlDoc};
 use std::fmt;
@@ -80,6 +82,9 @@ pub struct PluginSpec {
     pub xml: String,
     /// Where it was written: `file:line`.
     pub origin: String,
+    /// Its `<troupe:roles>`: the roles of a distributed run it runs in (`None`: the
+    /// default of its kind; see [`super::roles`]).
+    pub roles: Option<RoleSet>,
 }
 
 /// A parsed server-config file.
@@ -404,6 +409,13 @@ impl Validator<'_> {
                 ),
             );
         }
+        let roles = match super::roles::roles_of_plugin(plugin) {
+            Ok(r) => r,
+            Err((at, message)) => {
+                self.problem(at, message);
+                None
+            }
+        };
         if self.problems.len() != before {
             return None;
         }
@@ -419,6 +431,7 @@ impl Validator<'_> {
             name: name.to_string(),
             xml,
             origin: format!("{}:{}", self.label, self.line(plugin)),
+            roles,
         })
     }
 

@@ -3,6 +3,7 @@
 
 use super::names::{canonical_library, map_system, normalise_class, normalise_library, SystemName};
 use super::parse::{EntityType, PluginSpec};
+use super::roles::RoleSet;
 use crate::xml::parse_element_lenient;
 use std::collections::HashSet;
 use xmltree::XMLNode;
@@ -31,6 +32,8 @@ pub struct RequestedPlugin {
     pub origin: String,
     /// What it attaches to.
     pub target: Target,
+    /// Its `<troupe:roles>`, when it has one (see [`super::roles`]).
+    pub roles: Option<RoleSet>,
 }
 
 /// A system chosen to load.
@@ -54,6 +57,9 @@ pub struct Selected {
     /// are for. The caller attaches them only to a world of that name (gz-sim skips
     /// unmatched names silently). `None` = any world.
     pub world_name: Option<String>,
+    /// Its `<troupe:roles>`, when it has one: the roles it runs in instead of the default
+    /// of its kind (see [`super::roles`]).
+    pub roles: Option<RoleSet>,
 }
 
 /// The result of [`select_systems`].
@@ -100,6 +106,7 @@ pub fn select_systems(
             target: p.target.clone(),
             from_config: false,
             world_name: None,
+            roles: p.roles,
         };
         candidate.select(&mut out, &mut unimplemented_seen);
     }
@@ -147,6 +154,7 @@ pub fn select_systems(
             target,
             from_config: true,
             world_name,
+            roles: c.roles,
         };
         candidate.select(&mut out, &mut unimplemented_seen);
     }
@@ -163,6 +171,7 @@ struct Candidate<'a> {
     target: Target,
     from_config: bool,
     world_name: Option<String>,
+    roles: Option<RoleSet>,
 }
 
 impl Candidate<'_> {
@@ -189,6 +198,7 @@ impl Candidate<'_> {
             target: self.target,
             from_config: self.from_config,
             world_name: self.world_name,
+            roles: self.roles,
         });
     }
 }

@@ -421,6 +421,9 @@ impl WorldRunner {
 
     fn activate_queued(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
         for attached in std::mem::take(&mut self.queued) {
+            if !crate::server::attached_runs_here(&attached.plugin, attached.entity, self.role) {
+                continue;
+            }
             let plugin = attached.plugin;
             let req = crate::server::request_for(&plugin.filename, &plugin.name, plugin.xml, plugin.origin.to_string(), attached.entity);
             match req {
@@ -500,7 +503,7 @@ impl WorldRunner {
         for p in req.plugins {
             let xml = format!("<plugin filename=\"{}\" name=\"{}\">{}</plugin>", xml_escape(&p.filename), xml_escape(&p.name), p.innerxml);
             let origin = crate::sdf::Origin { file: Arc::new("entity/system/add".into()), line: 0 };
-            self.queued.push(AttachedPlugin { entity, plugin: crate::sdf::PluginSdf { name: p.name, filename: p.filename, xml, origin } });
+            self.queued.push(AttachedPlugin { entity, plugin: crate::sdf::PluginSdf { name: p.name, filename: p.filename, xml, origin, roles: None } });
         }
     }
 

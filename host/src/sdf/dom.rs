@@ -85,6 +85,9 @@ pub struct PluginSdf {
     pub xml: String,
     /// Where it was written.
     pub origin: Origin,
+    /// Its `<troupe:roles>`: the roles of a distributed run it runs in (`None`: the default
+    /// of its kind; see [`crate::config::roles`]).
+    pub roles: Option<crate::config::RoleSet>,
 }
 
 /// `<world>`.

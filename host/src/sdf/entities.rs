@@ -8,11 +8,13 @@ use xmltree::Element;
 
 /// A `<plugin>`: `name` and `filename` are required.
 pub(crate) fn plugin(ctx: &mut Ctx<'_>, el: &Element) -> Result<PluginSdf> {
+    let roles = crate::config::roles::roles_of_plugin(el).map_err(|(at, message)| ctx.error(at, message))?;
     Ok(PluginSdf {
         name: ctx.attr(el, "name")?,
         filename: ctx.attr(el, "filename")?,
         xml: to_string(el),
         origin: ctx.origin(el),
+        roles,
     })
 }
 

@@ -4,3 +4,4 @@ mod names_tests;
 mod parse_tests;
 mod select_tests;
 mod source_tests;
+mod roles_tests;

@@ -128,7 +128,7 @@ fn shipped_server_config_has_the_three_defaults() {
         ]
     );
     assert!(
-        c.plugins[0].origin.ends_with("server.config:27"),
+        c.plugins[0].origin.ends_with("server.config:38"),
         "{}",
         c.plugins[0].origin
     );

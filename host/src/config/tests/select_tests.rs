@@ -12,6 +12,7 @@ fn sdf(filename: &str, name: &str, target: Target, line: u32) -> RequestedPlugin
         xml: format!("<plugin filename=\"{filename}\" name=\"{name}\"/>"),
         origin: format!("world.sdf:{line}"),
         target,
+        roles: None,
     }
 }
 

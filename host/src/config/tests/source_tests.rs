@@ -64,7 +64,7 @@ fn loading_each_source() {
     assert_eq!(c.plugins.len(), 3);
     assert_eq!(
         c.plugins[0].origin,
-        format!("{}:27", crate::config::BUILT_IN_LABEL)
+        format!("{}:38", crate::config::BUILT_IN_LABEL)
     );
 
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/server.config");

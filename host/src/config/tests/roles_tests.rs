@@ -1,0 +1,167 @@
+//! `<troupe:roles>` and the default roles of each kind of system.
+
+use crate::config::{parse_server_config_str, place, ConfigError, Placement, RoleSet, RunRole, SystemKind};
+
+use RunRole::{Primary, Secondary, Standalone};
+
+#[test]
+fn role_lists_parse_in_any_case_with_spaces_or_commas() {
+    assert_eq!(RoleSet::parse("primary").unwrap(), RoleSet::of(&[Primary]));
+    assert_eq!(RoleSet::parse(" Secondary,STANDALONE ").unwrap(), RoleSet::of(&[Secondary, Standalone]));
+    assert_eq!(RoleSet::parse("primary\n  secondary standalone").unwrap(), RoleSet::ALL);
+    assert_eq!(RoleSet::parse("all").unwrap(), RoleSet::ALL);
+    assert_eq!(RoleSet::of(&[Secondary, Primary]).to_string(), "primary secondary");
+    assert!(!RoleSet::parse("primary").unwrap().contains(Standalone));
+}
+
+#[test]
+fn a_bad_role_list_names_the_value_and_the_allowed_roles() {
+    let err = RoleSet::parse("primary primery").unwrap_err();
+    assert!(err.contains("\"primery\"") && err.contains("primary, secondary, standalone or all"), "{err}");
+    let err = RoleSet::parse("  ").unwrap_err();
+    assert!(err.contains("empty") && err.contains("primary, secondary, standalone"), "{err}");
+    let err = RoleSet::parse("secondary standalone secondary").unwrap_err();
+    assert!(err.contains("\"secondary\" twice"), "{err}");
+    let err = RoleSet::parse("all primary").unwrap_err();
+    assert!(err.contains("\"primary\" twice"), "{err}");
+}
+
+#[test]
+fn world_systems_are_classified_by_library() {
+    let kind = |lib| SystemKind::of_world_system(lib, None);
+    assert_eq!(kind("troupe_physics_rapier"), SystemKind::Physics);
+    assert_eq!(kind("troupe_physics_kinematic"), SystemKind::Physics);
+    assert_eq!(kind("troupe_sensors"), SystemKind::Sensors);
+    assert_eq!(kind("troupe_scene_broadcaster"), SystemKind::SceneBroadcaster);
+    assert_eq!(kind("troupe_user_commands"), SystemKind::UserCommands);
+    assert_eq!(kind("troupe_level_manager"), SystemKind::LevelManager);
+    assert_eq!(kind("my_logger"), SystemKind::Other);
+    // A --physics-engine library is physics, whatever its name.
+    assert_eq!(SystemKind::of_world_system("my_physics", Some("my_physics")), SystemKind::Physics);
+}
+
+/// (kind, runs on the primary, on a secondary, standalone)
+const DEFAULTS: [(SystemKind, bool, bool, bool); 7] = [
+    (SystemKind::Physics, false, true, true),
+    (SystemKind::Sensors, false, true, true),
+    (SystemKind::SceneBroadcaster, true, false, true),
+    (SystemKind::UserCommands, true, false, true),
+    (SystemKind::LevelManager, true, true, true),
+    (SystemKind::Attached, false, true, true),
+    (SystemKind::Other, true, true, true),
+];
+
+#[test]
+fn each_kind_has_its_default_roles() {
+    for (kind, primary, secondary, standalone) in DEFAULTS {
+        for (role, expected) in [(Primary, primary), (Secondary, secondary), (Standalone, standalone)] {
+            let placed = place(kind, None, role);
+            assert_eq!(placed == Placement::Runs, expected, "{kind:?} on {role}: {placed:?}");
+            if let Placement::Skipped(why) = placed {
+                assert!(why.starts_with("by default: "), "{why}");
+            }
+        }
+    }
+}
+
+#[test]
+fn explicit_roles_replace_the_default_in_both_directions() {
+    // Physics asked for on the primary runs there; a user system limited to the primary
+    // does not run standalone.
+    assert_eq!(place(SystemKind::Physics, Some(RoleSet::ALL), Primary), Placement::Runs);
+    let only_primary = Some(RoleSet::of(&[Primary]));
+    assert_eq!(place(SystemKind::Other, only_primary, Primary), Placement::Runs);
+    match place(SystemKind::Other, only_primary, Standalone) {
+        Placement::Skipped(why) => assert_eq!(why, "its <troupe:roles> says primary"),
+        Placement::Runs => panic!("a primary-only system ran standalone"),
+    }
+    assert!(matches!(place(SystemKind::SceneBroadcaster, Some(RoleSet::of(&[Secondary])), Primary), Placement::Skipped(_)));
+}
+
+const CONFIG: &str = r#"<?xml version="1.0"?>
+<server_config>
+  <plugins>
+    <plugin entity_name="*" entity_type="world"
+            filename="gz-sim-physics-system" name="gz::sim::systems::Physics">
+      <troupe:roles>primary secondary</troupe:roles>
+    </plugin>
+    <plugin entity_name="*" entity_type="world"
+            filename="my_logger" name="my::Logger"/>
+  </plugins>
+</server_config>
+"#;
+
+#[test]
+fn the_server_config_reads_roles_per_plugin() {
+    let file = parse_server_config_str(CONFIG, "run.config").unwrap();
+    assert_eq!(file.plugins[0].roles, Some(RoleSet::of(&[Primary, Secondary])));
+    assert_eq!(file.plugins[1].roles, None);
+    // The element stays in the XML the system gets, as <gz:system_priority> does.
+    assert!(file.plugins[0].xml.contains("<troupe:roles>"));
+}
+
+fn config_problems(text: &str) -> Vec<String> {
+    match parse_server_config_str(text, "run.config") {
+        Err(ConfigError::Invalid { problems }) => problems.iter().map(ToString::to_string).collect(),
+        other => panic!("expected problems, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_bad_role_in_the_server_config_is_an_error_at_its_line() {
+    let bad = CONFIG.replace("primary secondary", "primary backup");
+    let problems = config_problems(&bad);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("run.config:6: <troupe:roles> names \"backup\""), "{problems:?}");
+    assert!(problems[0].contains("primary, secondary, standalone or all"), "{problems:?}");
+
+    let twice = CONFIG.replace(
+        "<troupe:roles>primary secondary</troupe:roles>",
+        "<troupe:roles>primary</troupe:roles>\n      <troupe:roles>secondary</troupe:roles>",
+    );
+    assert_eq!(config_problems(&twice), ["run.config:7: a second <troupe:roles> in one <plugin>"]);
+
+    let misspelt = CONFIG.replace("troupe:roles>", "troupe:role>");
+    let problems = config_problems(&misspelt);
+    assert!(problems[0].starts_with("run.config:6: unknown element <troupe:role> in <plugin>"), "{problems:?}");
+}
+
+fn world(plugins: &str, model_plugins: &str) -> String {
+    format!(
+        r#"<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="w">
+    {plugins}
+    <model name="m">
+      <link name="l"/>
+      {model_plugins}
+    </model>
+  </world>
+</sdf>"#
+    )
+}
+
+#[test]
+fn world_file_plugins_carry_their_roles() {
+    let text = world(
+        r#"<plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"><troupe:roles>all</troupe:roles></plugin>
+    <plugin filename="gz-sim-user-commands-system" name="gz::sim::systems::UserCommands"/>"#,
+        r#"<plugin filename="my_model_system" name="my::Sys"><troupe:roles>primary</troupe:roles></plugin>"#,
+    );
+    let doc = crate::sdf::parse_str(&text, "w.sdf").unwrap();
+    let w = &doc.worlds[0];
+    assert_eq!(w.plugins[0].roles, Some(RoleSet::ALL));
+    assert_eq!(w.plugins[1].roles, None);
+    assert_eq!(w.models[0].plugins[0].roles, Some(RoleSet::of(&[Primary])));
+    // Systems still read their XML (the prefix is declared for them).
+    let xml = plugin_api::xml::PluginXml::parse(&w.models[0].plugins[0].xml).unwrap();
+    assert_eq!(xml.attribute("name"), Some("my::Sys"));
+}
+
+#[test]
+fn a_bad_role_in_a_world_file_is_an_error_at_its_line() {
+    let text = world("", "<plugin filename=\"x\" name=\"y\">\n        <troupe:roles>secondary, everywhere</troupe:roles>\n      </plugin>");
+    let err = crate::sdf::parse_str(&text, "w.sdf").unwrap_err().to_string();
+    assert!(err.starts_with("w.sdf:8: <troupe:roles> names \"everywhere\""), "{err}");
+    assert!(err.contains("primary, secondary, standalone or all"), "{err}");
+}
