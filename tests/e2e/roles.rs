@@ -13,7 +13,7 @@ fn each_role_logs_the_systems_it_skips_and_the_run_ends_cleanly() {
     );
     let world = dir.write("w.sdf", &world_sdf("w", &body));
     let out = Troupe::sim(&dir)
-        .args(["-r", "-v", "3", "--iterations", "20", "--distributed", "1", "--config"])
+        .args(["-r", "-v", "3", "--iterations", "20", "--distributed", "1", "--network-auto-performers", "--config"])
         .arg(default_config())
         .arg(&world)
         .run();
