@@ -41,11 +41,12 @@
 //! ## Components
 //!
 //! Read: on level entities `Level`, `Name`, `Pose` (position), box `Geometry`,
-//! `LevelBuffer`, `LevelEntityNames` (and `LevelAssigned` on a secondary); on performers `Performer`, `ParentEntity` (the model),
-//! optional box `Geometry`. Written: `LevelLoaded` on each level; `PerformerLevels` on each
-//! performer (the levels whose buffered box its volume touches, ascending ids); a
-//! performer without geometry gets the box enclosing its model's collisions as `Geometry`
-//! with the box centre, in the model frame, as its `Pose`.
+//! `LevelBuffer`, `LevelEntityNames` (and `LevelAssigned` on a secondary); on performers
+//! `Performer`, `ParentEntity` (the model), optional box `Geometry`. Written:
+//! `LevelLoaded` on each level; `PerformerLevels` on each performer (the levels whose
+//! buffered box its volume touches, ascending ids; not on a secondary); a performer without
+//! geometry gets the box enclosing its model's collisions as `Geometry` with the box
+//! centre, in the model frame, as its `Pose` (not on a secondary either).
 //!
 //! ## Topics and services
 //!
@@ -323,6 +324,9 @@ impl LevelManager {
                 self.performer_names.insert(r.0);
             }
             if let Some(m) = ecm.parent(p) {
+                if let Some(n) = ecm.get::<Name>(m) {
+                    self.performer_names.insert(n.0);
+                }
                 models.insert(m);
             }
         }
