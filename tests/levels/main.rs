@@ -8,6 +8,7 @@
 //! * [`edges`]: buffers entered without entering the level, closed boxes, two performers
 //!   keeping one level, leaving and coming back with the same ids, systems of unloaded
 //!   models, what other systems see, levels off.
+//! * [`secondary`]: the level manager on a secondary: assigned levels only, hand-overs.
 //! * [`service`]: the `/world/<w>/level/set_performer` service.
 //! * [`errors`]: bad input: errors with element and line, warnings.
 //! * [`gz_world`]: gz-sim's `levels.sdf` (`$TROUPE_GZ_WORLDS`).
@@ -16,5 +17,6 @@ mod edges;
 mod errors;
 mod gz_world;
 mod narrative;
+mod secondary;
 mod service;
 mod support;

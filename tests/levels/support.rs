@@ -43,9 +43,23 @@ pub fn load(text: &str, levels: bool) -> Levels {
 
 /// Loads `text`; the error as text.
 pub fn try_load(text: &str, levels: bool) -> Result<Levels, String> {
+    let opts = ServerOptions { world_text: Some((text.to_string(), "<levels test>".into())), run: true, levels, ..Default::default() };
+    try_load_with(opts)
+}
+
+/// Loads `text` as a secondary of a distributed run would (`--network-role secondary`, which
+/// turns levels on and sets the role systems see), without connecting to any primary: the
+/// test plays the primary's part by marking the assigned levels between steps.
+pub fn load_secondary(text: &str) -> Levels {
+    let mut opts = ServerOptions { world_text: Some((text.to_string(), "<levels test>".into())), run: true, ..Default::default() };
+    opts.network.role = Some("secondary".into());
+    try_load_with(opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Loads with `opts` (the default config's systems left out).
+pub fn try_load_with(opts: ServerOptions) -> Result<Levels, String> {
     // nextest runs each test in a process of its own.
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
-    let opts = ServerOptions { world_text: Some((text.to_string(), "<levels test>".into())), run: true, levels, ..Default::default() };
     let moves: Moves = Arc::default();
     let seen: Seen = Arc::default();
     let (m, s) = (moves.clone(), seen.clone());

@@ -206,6 +206,17 @@ pub fn changes(old: &Owners, new: &Owners) -> Vec<(PerformerId, usize)> {
     new.iter().filter(|(p, s)| old.get(p) != Some(s)).map(|(&p, &s)| (p, s)).collect()
 }
 
+/// The changes from `old` to `new` level placements (from [`level_secondaries`]): every
+/// level whose secondary is new or different, with it, and every level no secondary holds
+/// any more, with `None`; in level order.
+pub fn level_changes(old: &BTreeMap<LevelId, usize>, new: &BTreeMap<LevelId, usize>) -> Vec<(LevelId, Option<usize>)> {
+    let mut out: Vec<(LevelId, Option<usize>)> =
+        new.iter().filter(|(l, s)| old.get(l) != Some(s)).map(|(&l, &s)| (l, Some(s))).collect();
+    out.extend(old.keys().filter(|l| !new.contains_key(l)).map(|&l| (l, None)));
+    out.sort_by_key(|&(l, _)| l);
+    out
+}
+
 /// Minimum-cost assignment of every row to a distinct column (`rows <= columns`), by the
 /// Hungarian method with potentials. Returns each row's column.
 fn min_cost_assignment(cost: &[Vec<i64>]) -> Vec<usize> {

@@ -225,3 +225,13 @@ fn hungarian_finds_the_minimum_on_a_rectangular_matrix() {
     let distinct: BTreeSet<usize> = got.iter().copied().collect();
     assert_eq!(distinct.len(), 3);
 }
+
+#[test]
+fn level_changes_list_new_moved_and_dropped_levels_in_level_order() {
+    let old: BTreeMap<LevelId, usize> = [(L1, S1), (L2, S2)].into();
+    // L1 moves to S2, L2 loses its performers, L3 appears on S3.
+    let new: BTreeMap<LevelId, usize> = [(L1, S2), (L3, S3)].into();
+    assert_eq!(level_changes(&old, &new), [(L1, Some(S2)), (L2, None), (L3, Some(S3))]);
+    assert_eq!(level_changes(&new, &new), []);
+    assert_eq!(level_changes(&BTreeMap::new(), &old), [(L1, Some(S1)), (L2, Some(S2))]);
+}

@@ -9,6 +9,8 @@
 //! * [`messages`]: the prost messages (`host/proto/troupe/distributed.proto`).
 //! * [`peer`]: peers, timing, transmits; [`outcome`]: how a run ends and why.
 //! * [`assignment`]: which secondary simulates which performer (pure functions).
+//! * [`levels`]: the ECM side of levels in a distributed run (the primary's membership,
+//!   the secondary's assigned levels).
 //! * [`primary`] / [`secondary`]: the two machines.
 //! * [`simnet`]: a seeded in-memory network with loss, delay, reordering, duplication and
 //!   partitions, on which the machines are tested.
@@ -16,6 +18,7 @@
 pub mod assignment;
 pub mod driver;
 pub mod fingerprint;
+pub mod levels;
 pub mod messages;
 pub mod outcome;
 pub mod peer;
@@ -32,7 +35,9 @@ pub use primary::{Primary, PrimaryConfig, PrimaryEvent, StepInput, StepRefused};
 pub use secondary::{Secondary, SecondaryConfig, SecondaryEvent, StepOrder};
 
 /// The protocol version every message carries; peers with another version are refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version 2: the step carries which secondary holds each level (`Step.levels`); a
+/// version-1 secondary would ignore it and hold the wrong levels.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use plugin_api::msgs::SerializedStateMap;
 
-use super::assignment::{self, Membership, Owners, PerformerId};
+use super::assignment::{self, LevelId, Membership, Owners, PerformerId};
 use super::messages::{self, envelope::Body, Envelope, LeaveCause, Role};
 use super::outcome::{Cause, Outcome, RunError};
 use super::peer::{envelope, sender, Destination, PeerRef, Timing, Transmit};
@@ -107,6 +107,8 @@ pub struct Primary {
     completed_seq: u64,
     membership: Membership,
     owners: Owners,
+    /// Each level's secondary index as of the last step begun (levels with a performer).
+    levels: BTreeMap<LevelId, usize>,
     stop_requested: bool,
     last_heartbeat: Option<Duration>,
     duplicates: u64,
@@ -129,6 +131,7 @@ impl Primary {
             completed_seq: 0,
             membership: Membership::new(),
             owners: Owners::new(),
+            levels: BTreeMap::new(),
             stop_requested: false,
             last_heartbeat: None,
             duplicates: 0,
@@ -164,6 +167,12 @@ impl Primary {
     /// Each performer's secondary index as of the last step begun.
     pub fn owners(&self) -> &Owners {
         &self.owners
+    }
+
+    /// Each level's secondary index as of the last step begun: the levels some performer is
+    /// in, on its group's secondary ([`assignment::level_secondaries`]).
+    pub fn level_owners(&self) -> &BTreeMap<LevelId, usize> {
+        &self.levels
     }
 
     /// The joined secondaries, by index.
@@ -416,7 +425,8 @@ impl Primary {
 
     /// Starts step `completed_seq + 1`: computes the assignment for `membership` (the levels
     /// each performer is in after the last step), asks `handover` for the state of the
-    /// performers changing secondary, and sends the step to every secondary. Returns its seq.
+    /// performers changing secondary, and sends the step to every secondary, with the
+    /// performers and the levels whose secondary changed. Returns its seq.
     pub fn begin_step(
         &mut self,
         now: Duration,
@@ -440,6 +450,8 @@ impl Primary {
         let moving: Vec<PerformerId> =
             changes.iter().filter(|(p, _)| self.owners.contains_key(p) || !first).map(|(p, _)| *p).collect();
         let handover_state = if moving.is_empty() { None } else { Some(handover(&moving)) };
+        let levels = assignment::level_secondaries(membership, &owners);
+        let level_changes = assignment::level_changes(&self.levels, &levels);
         let step = messages::Step {
             seq: self.completed_seq + 1,
             iteration: input.iteration,
@@ -452,10 +464,15 @@ impl Primary {
                 .collect(),
             handover_state,
             commands: input.commands,
+            levels: level_changes
+                .iter()
+                .map(|&(l, s)| messages::LevelAffinity { level: l, secondary_id: s.map(|s| ids[s].clone()).unwrap_or_default() })
+                .collect(),
         };
         let seq = step.seq;
         self.membership = membership.clone();
         self.owners = owners;
+        self.levels = levels;
         self.outbox.push_back(Transmit { to: Destination::AllSecondaries, msg: envelope(Body::Step(step.clone())) });
         self.phase = Phase::Stepping { step, since: now, last_sent: now, answers: BTreeMap::new() };
         Ok(seq)

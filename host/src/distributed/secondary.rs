@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use plugin_api::msgs::SerializedStateMap;
 
-use super::assignment::PerformerId;
+use super::assignment::{LevelId, PerformerId};
 use super::messages::{self, envelope::Body, Envelope, LeaveCause, Role};
 use super::outcome::{Cause, Outcome, RunError};
 use super::peer::{envelope, sender, Destination, PeerRef, Timing, Transmit};
@@ -48,6 +48,14 @@ pub struct StepOrder {
     pub handover_state: SerializedStateMap,
     /// Commands forwarded by the primary, in the order it received them.
     pub commands: Vec<messages::ForwardedCommand>,
+    /// Every level this secondary must hold in this step (the full set, not the changes):
+    /// the levels its performers are in. Mark them before the step runs
+    /// (`distributed::levels::mark_assigned_levels`) so the level manager loads exactly these.
+    pub levels: BTreeSet<LevelId>,
+    /// Levels in `levels` that were not at the previous step.
+    pub levels_gained: Vec<LevelId>,
+    /// Levels held at the previous step that are not any more.
+    pub levels_lost: Vec<LevelId>,
 }
 
 /// What the secondary tells its driver.
@@ -85,6 +93,7 @@ pub struct Secondary {
     last_join: Duration,
     last_heartbeat: Duration,
     owned: BTreeSet<PerformerId>,
+    levels: BTreeSet<LevelId>,
     /// The last step answered, and the step the driver is running.
     answered_seq: u64,
     in_progress: Option<u64>,
@@ -105,6 +114,7 @@ impl Secondary {
             last_join: now,
             last_heartbeat: now,
             owned: BTreeSet::new(),
+            levels: BTreeSet::new(),
             answered_seq: 0,
             in_progress: None,
             last_answer: None,
@@ -134,6 +144,11 @@ impl Secondary {
     /// The performers this secondary simulates (after the last step it received).
     pub fn owned(&self) -> &BTreeSet<PerformerId> {
         &self.owned
+    }
+
+    /// The levels this secondary holds (after the last step it received).
+    pub fn levels(&self) -> &BTreeSet<LevelId> {
+        &self.levels
     }
 
     /// This secondary as errors name it.
@@ -266,6 +281,17 @@ impl Secondary {
                 drop.push(a.performer);
             }
         }
+        let mut levels_gained = Vec::new();
+        let mut levels_lost = Vec::new();
+        for a in &step.levels {
+            if a.secondary_id == me {
+                if self.levels.insert(a.level) {
+                    levels_gained.push(a.level);
+                }
+            } else if self.levels.remove(&a.level) {
+                levels_lost.push(a.level);
+            }
+        }
         self.in_progress = Some(step.seq);
         self.events.push_back(SecondaryEvent::Step(StepOrder {
             seq: step.seq,
@@ -277,6 +303,9 @@ impl Secondary {
             drop,
             handover_state: step.handover_state.unwrap_or_default(),
             commands: step.commands,
+            levels: self.levels.clone(),
+            levels_gained,
+            levels_lost,
         }));
     }
 

@@ -165,5 +165,6 @@ pub(super) fn samples() -> Vec<(ComponentTypeId, Vec<u8>)> {
         },
         SensorTopic => SensorTopic("/world/w/imu".into()),
         LevelLoaded => LevelLoaded(true),
+        LevelAssigned => LevelAssigned(false),
     }
 }

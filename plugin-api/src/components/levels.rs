@@ -36,3 +36,9 @@ value_component!(
     /// Whether a level's entities are loaded in this runner (plugin-api 1.4). The level
     /// manager keeps it on every level entity; the default level is always loaded.
     LevelLoaded(bool) = "troupe.LevelLoaded");
+value_component!(
+    /// Whether this runner must hold a level (plugin-api 1.6): on a secondary of a
+    /// distributed run the host writes it on every level entity before each step, true
+    /// exactly for the levels the primary assigned to this secondary, and the level manager
+    /// loads and unloads levels by it instead of by performer volumes. Absent elsewhere.
+    LevelAssigned(bool) = "troupe.LevelAssigned");

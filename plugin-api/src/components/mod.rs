@@ -283,6 +283,8 @@ macro_rules! for_each_builtin_component {
             $crate::components::SensorTopic,
             // Levels (1.4).
             $crate::components::LevelLoaded,
+            // Levels of a distributed run (1.6).
+            $crate::components::LevelAssigned,
         )
     };
 }

@@ -11,6 +11,21 @@
 //! is loaded. The default level (everything no level refers to) and the performers' models
 //! are always loaded. With levels off everything is loaded and only the bookkeeping runs.
 //!
+//! ## Roles in a distributed run
+//!
+//! Standalone and on the primary (`Host::network_role()` STANDALONE or PRIMARY) the rule
+//! above decides; the primary keeps every performer loaded and decides from the poses the
+//! secondaries report. On a **secondary** the system decides nothing: the host writes
+//! `LevelAssigned` on every level entity before each step (true for the levels the primary
+//! assigned to this secondary: those its performers are in), and in that step's pre_update
+//! the system loads each level whose `LevelAssigned` is true and unloads each whose
+//! `LevelAssigned` is false or absent, with the same loading and unloading as above. It
+//! computes no performer volumes and writes no `PerformerLevels` (the primary's are the
+//! ones that count). Performers come and go at run time on a secondary (the host creates the
+//! performers handed over to it and removes those handed away): their models are never
+//! loaded or unloaded by a level, even when a level names them. The
+//! `/world/<w>/level/set_performer` service is offered by the primary only.
+//!
 //! The host loads this system itself: with `--levels` (or `<levels>true</levels>` in the
 //! server config), and with levels off for a world that has a `<plugin name="gz::sim">`
 //! (or `ignition::gazebo`) element. The host's SDF reader reads and checks that element
@@ -26,11 +41,12 @@
 //! ## Components
 //!
 //! Read: on level entities `Level`, `Name`, `Pose` (position), box `Geometry`,
-//! `LevelBuffer`, `LevelEntityNames`; on performers `Performer`, `ParentEntity` (the model),
-//! optional box `Geometry`. Written: `LevelLoaded` on each level; `PerformerLevels` on each
-//! performer (the levels whose buffered box its volume touches, ascending ids); a
-//! performer without geometry gets the box enclosing its model's collisions as `Geometry`
-//! with the box centre, in the model frame, as its `Pose`.
+//! `LevelBuffer`, `LevelEntityNames` (and `LevelAssigned` on a secondary); on performers
+//! `Performer`, `ParentEntity` (the model), optional box `Geometry`. Written:
+//! `LevelLoaded` on each level; `PerformerLevels` on each performer (the levels whose
+//! buffered box its volume touches, ascending ids; not on a secondary); a performer without
+//! geometry gets the box enclosing its model's collisions as `Geometry` with the box
+//! centre, in the model frame, as its `Pose` (not on a secondary either).
 //!
 //! ## Topics and services
 //!
@@ -59,15 +75,15 @@ pub use levels::{LevelRecord, LevelSet};
 pub use volume::{collision_bounds, Aabb};
 
 use plugin_api::components::{
-    Geometry, Level, LevelBuffer, LevelEntityNames, LevelLoaded, Model, Name, Performer, PerformerLevels,
-    PerformerRef, World,
+    Geometry, Level, LevelAssigned, LevelBuffer, LevelEntityNames, LevelLoaded, Model, Name, Performer,
+    PerformerLevels, PerformerRef, World,
 };
 use plugin_api::ffi::Hooks;
 use plugin_api::math::{Pose, Vec3};
 use plugin_api::msgs::{Boolean, StringMsg};
 use plugin_api::transport::ServiceServer;
 use plugin_api::xml::PluginXml;
-use plugin_api::{log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, System, UpdateInfo};
+use plugin_api::{log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, NetworkRole, System, UpdateInfo};
 use std::collections::{BTreeSet, HashMap};
 
 /// Runs before every other system, as gz-sim's level update runs before its systems.
@@ -91,6 +107,8 @@ struct PerformerRecord {
 #[derive(Default)]
 pub struct LevelManager {
     enabled: bool,
+    /// On a secondary of a distributed run: levels follow `LevelAssigned`.
+    secondary: bool,
     world: EntityId,
     set: LevelSet,
     loaded: Vec<bool>,
@@ -101,6 +119,8 @@ pub struct LevelManager {
     touched: Vec<Vec<usize>>,
     wanted: Vec<bool>,
     model_ids: Vec<EntityId>,
+    /// On a secondary: the names of every performer's model seen so far.
+    performer_names: BTreeSet<String>,
 }
 
 impl System for LevelManager {
@@ -120,7 +140,16 @@ impl System for LevelManager {
         } else {
             ctx.ecm.entities_with(&[World::ID]).into_iter().next().ok_or_else(|| Error::msg("level manager: no world entity"))?
         };
+        self.secondary = ctx.host.network_role() == NetworkRole::SECONDARY;
         self.read_levels(&ctx.ecm)?;
+        if self.secondary {
+            if !self.enabled {
+                log::warn!("level manager on a secondary with levels off: every level stays loaded");
+            }
+            // Performers are made on the primary (which the host tells the secondaries).
+            self.performer_models(&ctx.ecm);
+            return Ok(());
+        }
         for id in ctx.ecm.entities_with(&[Performer::ID]) {
             let Some(model) = ctx.ecm.parent(id).filter(|m| ctx.ecm.has::<Model>(*m)) else {
                 log::warn!("performer {id} is not attached to a model; ignored");
@@ -137,6 +166,9 @@ impl System for LevelManager {
     }
 
     fn pre_update(&mut self, _info: &UpdateInfo, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        if self.secondary {
+            return self.follow_assignment(ecm);
+        }
         self.serve_set_performer(ecm)?;
         self.update_levels(ecm)
     }
@@ -264,7 +296,45 @@ impl LevelManager {
         self.load_and_unload(ecm)
     }
 
+    /// A secondary's rule: the levels the host marked `LevelAssigned` (absent is false).
+    fn follow_assignment(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        if !self.enabled {
+            return Ok(());
+        }
+        self.wanted.clear();
+        for level in &self.set.levels {
+            self.wanted.push(ecm.get::<LevelAssigned>(level.id).is_some_and(|a| a.0));
+        }
+        if self.wanted == self.loaded {
+            return Ok(());
+        }
+        self.load_and_unload(ecm)
+    }
+
+    /// The models of the performers present now, and the names of every performer's model
+    /// (a performer handed to another secondary is gone from this ECM, its name is not
+    /// forgotten: on a secondary a level never loads another secondary's performer).
+    fn performer_models(&mut self, ecm: &Ecm<'_>) -> BTreeSet<EntityId> {
+        if !self.secondary {
+            return self.performers.iter().map(|p| p.model).collect();
+        }
+        let mut models = BTreeSet::new();
+        for p in ecm.entities_with(&[Performer::ID]) {
+            if let Some(r) = ecm.get::<PerformerRef>(p) {
+                self.performer_names.insert(r.0);
+            }
+            if let Some(m) = ecm.parent(p) {
+                if let Some(n) = ecm.get::<Name>(m) {
+                    self.performer_names.insert(n.0);
+                }
+                models.insert(m);
+            }
+        }
+        models
+    }
+
     fn load_and_unload(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+        let performer_models = self.performer_models(ecm);
         let keep: BTreeSet<&str> = self
             .set
             .levels
@@ -273,7 +343,6 @@ impl LevelManager {
             .filter(|(_, w)| **w)
             .flat_map(|(l, _)| l.names.iter().map(String::as_str))
             .collect();
-        let performer_models: BTreeSet<EntityId> = self.performers.iter().map(|p| p.model).collect();
         // Top-level entities by name, read once per step in which levels change.
         let mut top: HashMap<String, EntityId> = HashMap::new();
         for e in ecm.children(self.world) {
@@ -285,7 +354,7 @@ impl LevelManager {
             if self.loaded[i] && !self.wanted[i] {
                 for name in level.names.iter().filter(|n| !keep.contains(n.as_str())) {
                     let Some(&e) = top.get(name.as_str()) else { continue };
-                    if !performer_models.contains(&e) {
+                    if !performer_models.contains(&e) && !self.performer_names.contains(name) {
                         ecm.request_remove(e);
                     }
                 }
@@ -296,7 +365,7 @@ impl LevelManager {
         for (i, level) in self.set.levels.iter().enumerate() {
             if !self.loaded[i] && self.wanted[i] {
                 for name in &level.names {
-                    if top.contains_key(name.as_str()) {
+                    if top.contains_key(name.as_str()) || self.performer_names.contains(name) {
                         continue;
                     }
                     let e = ecm

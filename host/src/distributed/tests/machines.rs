@@ -109,7 +109,7 @@ fn version_mismatch_names_the_peer_on_both_sides() {
 fn a_secondary_refuses_a_primary_of_another_version() {
     let mut s = Secondary::new(secondary_config("s1"), Duration::ZERO);
     let mut hb = envelope(Body::Heartbeat(messages::Heartbeat { peer: Some(peer(Role::Primary, "p").info()) }));
-    hb.protocol_version = 2;
+    hb.protocol_version = PROTOCOL_VERSION + 1;
     s.handle_message(Duration::ZERO, hb);
     let err = failed(s.outcome());
     assert_eq!((err.cause, err.peer.id.as_str(), err.peer.role), (Cause::VersionMismatch, "p", Role::Primary));
@@ -322,4 +322,131 @@ fn a_stop_during_the_handshake_ends_joined_and_joining_secondaries_cleanly() {
     for s in &ss[..2] {
         assert_eq!(s.outcome(), Some(&Outcome::Stopped { after_seq: 0 }));
     }
+}
+
+// ---- Levels: which secondary holds which level (seed 001's worked examples).
+
+const L1: LevelId = 1;
+const L2: LevelId = 2;
+const L3: LevelId = 3;
+const P1: PerformerId = 11;
+const P2: PerformerId = 12;
+const P3: PerformerId = 13;
+
+/// Begins a step with `m`, delivers it, and answers it on every secondary; returns each
+/// secondary's order and the step message the primary sent.
+fn level_step(p: &mut Primary, ss: &mut [Secondary], m: &Membership) -> (Vec<StepOrder>, messages::Step) {
+    p.begin_step(Duration::ZERO, StepInput::default(), m, no_handover).unwrap();
+    let sent = p.poll_transmit().unwrap();
+    let Some(Body::Step(step)) = sent.msg.body.clone() else { panic!("{sent:?}") };
+    for s in ss.iter_mut() {
+        s.handle_message(Duration::ZERO, sent.msg.clone());
+    }
+    let (_, se) = pump(Duration::ZERO, p, ss);
+    let orders: Vec<StepOrder> = se
+        .into_iter()
+        .map(|evs| match &evs[..] {
+            [SecondaryEvent::Step(o)] => o.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    for (s, o) in ss.iter_mut().zip(&orders) {
+        s.complete_step(o.seq, SerializedStateMap::default()).unwrap();
+    }
+    let (pe, _) = pump(Duration::ZERO, p, ss);
+    assert!(matches!(pe[..], [PrimaryEvent::StepComplete { .. }]), "{pe:?}");
+    (orders, step)
+}
+
+fn held(orders: &[StepOrder]) -> Vec<Vec<LevelId>> {
+    orders.iter().map(|o| o.levels.iter().copied().collect()).collect()
+}
+
+/// Seed 001's start (P1 in L1 on S1, P2 and P3 in L2 on S2, S3 idle), then `next`.
+fn seed_levels(next: Membership) -> (Vec<StepOrder>, Vec<StepOrder>, messages::Step) {
+    let mut p = primary(3);
+    let mut ss = secondaries(3);
+    pump(Duration::ZERO, &mut p, &mut ss);
+    let start = membership(&[(P1, &[L1]), (P2, &[L2]), (P3, &[L2])]);
+    let (first, _) = level_step(&mut p, &mut ss, &start);
+    let (second, step) = level_step(&mut p, &mut ss, &next);
+    (first, second, step)
+}
+
+#[test]
+fn seed_start_l1_on_s1_l2_on_s2_and_s3_holds_nothing() {
+    let mut p = primary(3);
+    let mut ss = secondaries(3);
+    pump(Duration::ZERO, &mut p, &mut ss);
+    let start = membership(&[(P1, &[L1]), (P2, &[L2]), (P3, &[L2])]);
+    let (orders, step) = level_step(&mut p, &mut ss, &start);
+    assert_eq!(held(&orders), [vec![L1], vec![L2], vec![]]);
+    assert_eq!(orders[0].levels_gained, [L1]);
+    assert_eq!(step.levels.iter().map(|a| (a.level, a.secondary_id.as_str())).collect::<Vec<_>>(), [(L1, "s1"), (L2, "s2")]);
+    assert_eq!(p.level_owners(), &[(L1, 0), (L2, 1)].into());
+    // The same membership again: the step carries no level (only changes travel), and
+    // every secondary keeps what it holds.
+    let (orders, step) = level_step(&mut p, &mut ss, &start);
+    assert!(step.levels.is_empty(), "{:?}", step.levels);
+    assert_eq!(held(&orders), [vec![L1], vec![L2], vec![]]);
+    assert!(orders.iter().all(|o| o.levels_gained.is_empty() && o.levels_lost.is_empty()));
+    assert_eq!(ss[1].levels(), &[L2].into());
+}
+
+#[test]
+fn seed_p1_enters_l3_s1_drops_l1_and_takes_l3() {
+    let (_, orders, step) = seed_levels(membership(&[(P1, &[L3]), (P2, &[L2]), (P3, &[L2])]));
+    assert_eq!(held(&orders), [vec![L3], vec![L2], vec![]]);
+    assert_eq!((orders[0].levels_gained.as_slice(), orders[0].levels_lost.as_slice()), (&[L3][..], &[L1][..]));
+    // L1 has no performer left: "no secondary" (empty id) tells everyone to drop it.
+    assert_eq!(step.levels.iter().map(|a| (a.level, a.secondary_id.as_str())).collect::<Vec<_>>(), [(L1, ""), (L3, "s1")]);
+}
+
+#[test]
+fn seed_p1_enters_l2_s1_holds_nothing() {
+    let (_, orders, _) = seed_levels(membership(&[(P1, &[L2]), (P2, &[L2]), (P3, &[L2])]));
+    assert_eq!(held(&orders), [vec![], vec![L2], vec![]]);
+    assert_eq!(orders[0].levels_lost, [L1]);
+    assert_eq!(orders[1].take, [P1]);
+}
+
+#[test]
+fn seed_p2_and_p3_enter_l1_s2_takes_l1_and_s1_holds_nothing() {
+    let (_, orders, _) = seed_levels(membership(&[(P1, &[L1]), (P2, &[L1]), (P3, &[L1])]));
+    assert_eq!(held(&orders), [vec![], vec![L1], vec![]]);
+    assert_eq!((orders[1].levels_gained.as_slice(), orders[1].levels_lost.as_slice()), (&[L1][..], &[L2][..]));
+    assert_eq!(orders[0].levels_lost, [L1]);
+}
+
+#[test]
+fn seed_p3_enters_l3_s3_takes_l3() {
+    let (_, orders, _) = seed_levels(membership(&[(P1, &[L1]), (P2, &[L2]), (P3, &[L3])]));
+    assert_eq!(held(&orders), [vec![L1], vec![L2], vec![L3]]);
+    assert_eq!(orders[2].take, [P3]);
+    assert_eq!(orders[2].levels_gained, [L3]);
+}
+
+#[test]
+fn seed_p2_enters_l1_levels_stay_where_they_are() {
+    let (_, orders, step) = seed_levels(membership(&[(P1, &[L1]), (P2, &[L1]), (P3, &[L2])]));
+    assert_eq!(held(&orders), [vec![L1], vec![L2], vec![]]);
+    assert!(step.levels.is_empty(), "only P2 moves: {:?}", step.levels);
+    assert_eq!(orders[0].take, [P2]);
+}
+
+#[test]
+fn a_performer_straddling_two_levels_brings_both_to_its_secondary() {
+    // P1 in L1's buffer and in L3, P3 in L3: one group {P1, P3, L1, L3} on one secondary,
+    // which simulates both performers; L2 elsewhere with P2.
+    let mut p = primary(3);
+    let mut ss = secondaries(3);
+    pump(Duration::ZERO, &mut p, &mut ss);
+    level_step(&mut p, &mut ss, &membership(&[(P1, &[L1]), (P2, &[L2]), (P3, &[L2])]));
+    let (orders, _) = level_step(&mut p, &mut ss, &membership(&[(P1, &[L1, L3]), (P2, &[L2]), (P3, &[L3])]));
+    let h = (0..3).find(|&i| orders[i].levels.contains(&L1)).expect("someone holds L1");
+    assert_eq!(orders[h].levels, [L1, L3].into());
+    assert!(ss[h].owned().contains(&P1) && ss[h].owned().contains(&P3), "{:?}", ss[h].owned());
+    let other = (0..3).find(|&i| orders[i].levels.contains(&L2)).expect("someone holds L2");
+    assert_ne!(other, h);
+    assert_eq!(ss[other].owned(), &[P2].into());
 }

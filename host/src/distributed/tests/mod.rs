@@ -92,6 +92,10 @@ pub(super) struct Cluster<N: Net> {
     // What happened, for the checks.
     pub completed: Vec<u64>,
     pub owned_at: Vec<BTreeMap<u64, BTreeSet<PerformerId>>>,
+    /// The levels each secondary held in each step it ran (its `StepOrder::levels`).
+    pub levels_at: Vec<BTreeMap<u64, BTreeSet<LevelId>>>,
+    /// Levels gained or lost by a secondary after step 1, summed.
+    pub level_moves: usize,
     pub runs: BTreeMap<(usize, u64), u32>,
     pub handovers: Vec<(u64, PerformerId, String)>,
     pub violations: Vec<String>,
@@ -122,6 +126,8 @@ impl<N: Net> Cluster<N> {
             primary,
             secondaries,
             owned_at: vec![BTreeMap::new(); n],
+            levels_at: vec![BTreeMap::new(); n],
+            level_moves: 0,
             secondary_outcomes: vec![None; n],
             ids,
             link,
@@ -187,6 +193,7 @@ impl<N: Net> Cluster<N> {
                 self.secondaries.push(Secondary::new(secondary_config(&id), self.now));
                 self.ids.push(id);
                 self.owned_at.push(BTreeMap::new());
+                self.levels_at.push(BTreeMap::new());
                 self.secondary_outcomes.push(None);
             }
             Action::Leave(i) => self.secondaries[i].leave("asked to leave by the test"),
@@ -335,6 +342,37 @@ impl<N: Net> Cluster<N> {
                 self.violations.push(format!("step {seq}: performer {p} on {}, primary says {want:?}", self.ids[owners[0]]));
             }
         }
+        self.check_levels(seq);
+    }
+
+    /// Every level with a performer is held by exactly one secondary, the one simulating
+    /// every performer in it; a level with no performer by none.
+    fn check_levels(&mut self, seq: u64) {
+        let membership = self.membership(seq);
+        let mut with_performers: BTreeSet<LevelId> = BTreeSet::new();
+        for levels in membership.values() {
+            with_performers.extend(levels);
+        }
+        let holders = |l: LevelId| -> Vec<usize> {
+            (0..self.ids.len()).filter(|&i| self.levels_at[i].get(&seq).is_some_and(|h| h.contains(&l))).collect()
+        };
+        for &l in &with_performers {
+            let held = holders(l);
+            if held.len() != 1 {
+                self.violations.push(format!("step {seq}: level {l} held by {held:?}"));
+                continue;
+            }
+            for (p, levels) in &membership {
+                let owned = self.owned_at[held[0]].get(&seq).is_some_and(|o| o.contains(p));
+                if levels.contains(&l) && !owned {
+                    self.violations.push(format!("step {seq}: level {l} on {}, its performer {p} elsewhere", self.ids[held[0]]));
+                }
+            }
+        }
+        let all: BTreeSet<LevelId> = self.levels_at.iter().filter_map(|m| m.get(&seq)).flatten().copied().collect();
+        for l in all.difference(&with_performers) {
+            self.violations.push(format!("step {seq}: level {l} has no performer and is held by {:?}", holders(*l)));
+        }
     }
 
     fn on_secondary_event(&mut self, i: usize, ev: SecondaryEvent) {
@@ -358,10 +396,35 @@ impl<N: Net> Cluster<N> {
                     self.ever_owned.insert(p);
                 }
                 self.owned_at[i].insert(order.seq, self.secondaries[i].owned().clone());
+                self.check_level_order(i, &order);
+                self.levels_at[i].insert(order.seq, order.levels.clone());
                 let ticks = if self.max_compute_ticks == 0 { 0 } else { self.rng.below(self.max_compute_ticks + 1) };
                 self.pending.push((self.now + TICK * ticks as u32, i, order.seq));
             }
             SecondaryEvent::Ended(o) => self.secondary_outcomes[i] = Some(o),
+        }
+    }
+}
+
+impl<N: Net> Cluster<N> {
+    /// The order's level set is the machine's, and its gains and losses are the difference
+    /// from the previous step this secondary ran.
+    fn check_level_order(&mut self, i: usize, order: &StepOrder) {
+        let who = format!("{} step {}", self.ids[i], order.seq);
+        if &order.levels != self.secondaries[i].levels() {
+            self.violations.push(format!("{who}: order levels {:?}, machine {:?}", order.levels, self.secondaries[i].levels()));
+        }
+        let before = self.levels_at[i].get(&(order.seq - 1)).cloned().unwrap_or_default();
+        let gained: Vec<LevelId> = order.levels.difference(&before).copied().collect();
+        let lost: Vec<LevelId> = before.difference(&order.levels).copied().collect();
+        if order.seq > 1 {
+            self.level_moves += gained.len() + lost.len();
+        }
+        if (gained.as_slice(), lost.as_slice()) != (order.levels_gained.as_slice(), order.levels_lost.as_slice()) {
+            self.violations.push(format!(
+                "{who}: gained {:?} lost {:?}, expected {gained:?} {lost:?}",
+                order.levels_gained, order.levels_lost
+            ));
         }
     }
 }
