@@ -163,9 +163,11 @@ impl Server {
         if network.is_some() && opts.playback.is_some() {
             return Err(ServerError::Network("a distributed run simulates a world file; --playback cannot be distributed".into()));
         }
-        // A secondary serves no topics or services: everything goes through the primary
-        // (seed 001), and its world would clash with the primary's in the partition.
-        let transport_settings = if secondary { None } else { network_settings(opts, &config_set)? };
+        // A secondary's systems publish their topics (sensors, model systems: the secondary
+        // that simulates a model publishes them under their standalone names), but it serves
+        // no world services or topics of its own: world control, stats and clock go through
+        // the primary (seed 001), and its world would clash with the primary's there.
+        let transport_settings = network_settings(opts, &config_set)?;
         let node = match transport_settings {
             Some((bind, peers)) => {
                 let partition = registry::partition();
@@ -195,13 +197,14 @@ impl Server {
             _ => None,
         };
         let stop = Arc::new(AtomicBool::new(false));
+        let world_node = if secondary { Node::local() } else { node.clone() };
         let mut transports = Vec::with_capacity(runners.len());
         for (i, runner) in runners.iter().enumerate() {
-            transports.push(WorldTransport::open(&node, runner, i == 0)?);
+            transports.push(WorldTransport::open(&world_node, runner, i == 0)?);
         }
         let resource_paths = std::env::var_os("GZ_SIM_RESOURCE_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
         world::offer_server_services(
-            &node,
+            &world_node,
             runners.iter().map(|r| r.name().to_string()).collect(),
             stop.clone(),
             Arc::new(Mutex::new(resource_paths)),

@@ -24,7 +24,7 @@ use plugin_api::components::{DefaultLevel, LevelEntityNames, Model, Name, Parent
 use plugin_api::msgs::SerializedStateMap;
 use plugin_api::{Change, Component, EntityId, Which};
 
-use super::{Membership, PerformerId};
+use super::PerformerId;
 use crate::ecm::Ecm;
 use crate::runner::Ownership;
 use crate::state::{self, Stamp};
@@ -257,15 +257,6 @@ impl Ownership for SplitOwnership {
         }
         self.rest.load(Ordering::Relaxed) && !self.split.read().unwrap_or_else(|e| e.into_inner()).contains(&entity)
     }
-}
-
-/// Every performer with the levels it is in (its `PerformerLevels`; none yet: no level):
-/// the primary's input to the assignment.
-pub fn membership(ecm: &Ecm) -> Membership {
-    ecm.query(Which::ALL, &[Performer::ID])
-        .into_iter()
-        .map(|p| (p.0, ecm.get::<PerformerLevels>(p).map(|l| l.0.iter().map(|e| e.0).collect()).unwrap_or_default()))
-        .collect()
 }
 
 /// Makes `model` a performer: a child entity with `Performer`, `PerformerRef` (the model's

@@ -44,7 +44,7 @@ fn performers_their_models_and_membership_come_from_the_ecm() {
     let pa = performer_of(&ecm, "a");
     let lv = named(&ecm, "lv");
     ecm.set(EntityId(pa), &PerformerLevels(vec![lv]), Change::OneTime).unwrap();
-    let m = membership(&ecm);
+    let m = crate::distributed::levels::membership(&ecm);
     assert_eq!(m[&pa], [lv.0].into());
     assert!(m[&performer_of(&ecm, "b")].is_empty());
     // The performers' links carry velocities, so a hand-over's state is whole.
@@ -140,7 +140,7 @@ fn dynamic_models_outside_performers_and_levels_are_found_and_can_be_made_perfor
     assert_eq!(ecm.parent(EntityId(p)), Some(ground));
     assert_eq!(ecm.get::<PerformerRef>(EntityId(p)), Some(PerformerRef("ground".into())));
     assert!(unsplit_dynamic_models(&ecm, EntityId(1)).is_empty());
-    assert!(membership(&ecm).contains_key(&p));
+    assert!(crate::distributed::levels::membership(&ecm).contains_key(&p));
 }
 
 #[test]

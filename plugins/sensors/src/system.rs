@@ -248,7 +248,9 @@ impl System for Sensors {
     fn post_update(&mut self, info: &UpdateInfo, ecm: &EcmView<'_>) -> plugin_api::Result {
         let Some(host) = self.host.clone() else { return Ok(()) };
         for (&e, a) in self.active.iter_mut() {
-            if !a.schedule.due(info) {
+            // In a distributed run a sensor samples only where its model is simulated (a
+            // performer handed over stops here at once, while its removal is pending).
+            if !a.schedule.due(info) || !host.owns_entity(e) {
                 continue;
             }
             a.samples += 1;

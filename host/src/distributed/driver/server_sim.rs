@@ -81,7 +81,8 @@ impl ServerSim<'_> {
     }
 
     /// Secondary: the entities simulated here (owned performers, levels held) to the ownership.
-    fn refresh_ownership(&mut self) -> HashSet<EntityId> {
+    /// Answers (everything simulated here, the part of it that is levels' content).
+    fn refresh_ownership(&mut self) -> (HashSet<EntityId>, BTreeSet<EntityId>) {
         let runner = &self.server.runners[0];
         let ecm = &runner.ecm;
         let models = split::performer_models(ecm);
@@ -94,9 +95,9 @@ impl ServerSim<'_> {
             .collect();
         let levels = split::level_content(ecm, runner.world_entity());
         mine.extend(levels.iter().copied());
-        let all: Vec<EntityId> = models.values().flat_map(|&m| ecm.descendants(m)).chain(levels).collect();
+        let all: Vec<EntityId> = models.values().flat_map(|&m| ecm.descendants(m)).chain(levels.iter().copied()).collect();
         self.ownership.update(mine.clone(), all);
-        mine
+        (mine, levels)
     }
 
     /// Secondary: applies what the primary's systems changed (see [`split::primary_changes`]).
@@ -162,7 +163,7 @@ impl Simulation for ServerSim<'_> {
     }
 
     fn membership(&self) -> Membership {
-        split::membership(&self.server.runners[0].ecm)
+        crate::distributed::levels::membership(&self.server.runners[0].ecm)
     }
 
     fn handover(&self, moving: &[PerformerId]) -> SerializedStateMap {
@@ -257,7 +258,10 @@ impl Simulation for ServerSim<'_> {
             self.drop_unowned();
         }
         self.apply_forwarded(order)?;
-        let before = self.refresh_ownership();
+        // The levels of the groups assigned here, for the level manager of this step.
+        crate::distributed::levels::mark_assigned_levels(&mut self.server.runners[0].ecm, &order.levels)
+            .map_err(|e| format!("the step's levels: {}", e.message))?;
+        let (before, before_levels) = self.refresh_ownership();
         let s = &mut *self.server;
         let runner = &mut s.runners[0];
         runner.clock.paused = order.paused;
@@ -281,8 +285,13 @@ impl Simulation for ServerSim<'_> {
             // The reset restored every performer: drop those simulated elsewhere again.
             self.drop_unowned();
         }
-        let after = self.refresh_ownership();
-        split::retain_entities(&mut answer, |id| before.contains(&EntityId(id)) || after.contains(&EntityId(id)));
+        let (after, _) = self.refresh_ownership();
+        // What this secondary simulates after the step, and the removals its systems made in
+        // its performers (a level it stopped holding is the new holder's to answer).
+        let removed: HashSet<u64> = answer.entities.iter().filter(|(_, e)| e.remove).map(|(&id, _)| id).collect();
+        split::retain_entities(&mut answer, |id| {
+            after.contains(&EntityId(id)) || (removed.contains(&id) && before.contains(&EntityId(id)) && !before_levels.contains(&EntityId(id)))
+        });
         Ok(answer)
     }
 
