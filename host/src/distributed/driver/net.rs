@@ -18,7 +18,8 @@
 //! wake-up less per message, but nng's receive with a timeout, so the driver still sees its
 //! clock) was measured slower in `troupe-bench --only distributed` (median step-time ratio
 //! against bare nng 1.39 instead of 1.03 with 2 secondaries, 1.37 instead of 1.32 with 4):
-//! a receive with a timeout enters nng's timer queue, which costs more than the channel hop.
+//! most likely because a receive with a timeout enters nng's timer queue (its timer thread
+//! is woken), which costs more than the channel hop.
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
