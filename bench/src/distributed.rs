@@ -197,6 +197,9 @@ fn kill_detection() -> Result<Duration, String> {
     Ok(ended_at.saturating_duration_since(killed_at))
 }
 
+/// (mean, p99) of Troupe's lockstep and of the bare baseline, measured back to back.
+type Pair = ((f64, f64), (f64, f64));
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
@@ -211,11 +214,11 @@ pub fn bench(quick: bool) -> Result<(), String> {
     println!("   ratios of back-to-back pairs (load changing between repetitions moves one ratio, not the median).");
     println!("   secondaries | Troupe lockstep   | bare nng broadcast+collect | ratio best, median (goal <= 1.5) | p99 ratio best, median (goal <= 2)");
     for n in [1u32, 2, 4] {
-        let mut pairs = Vec::new();
+        let mut pairs: Vec<Pair> = Vec::new();
         for _ in 0..reps {
             pairs.push((mean_p99(lockstep(n, steps)?), mean_p99(bare(n, steps)?)));
         }
-        let best = |side: fn(&((f64, f64), (f64, f64))) -> (f64, f64)| {
+        let best = |side: fn(&Pair) -> (f64, f64)| {
             pairs.iter().map(side).fold((f64::INFINITY, f64::NAN), |b, x| if x.0 < b.0 { x } else { b })
         };
         let (t, tp) = best(|p| p.0);

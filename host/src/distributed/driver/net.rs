@@ -69,23 +69,26 @@ fn nng_err(what: impl std::fmt::Display) -> impl FnOnce(nng::Error) -> String {
     move |e| format!("{what}: {e}")
 }
 
+/// A connection's first pipe, once it is up.
+type FirstPipe = Arc<Mutex<Option<nng::Pipe>>>;
+
 /// One PAIR0 connection.
 pub struct Link {
     sock: Socket,
     /// Where it listens or what it dialed.
     pub addr: String,
     /// The connection (its first pipe), once there is one.
-    pipe: Arc<Mutex<Option<nng::Pipe>>>,
+    pipe: FirstPipe,
 }
 
 impl Link {
-    fn open(link: usize, tx: &InboundTx) -> Result<(Socket, Arc<Mutex<Option<nng::Pipe>>>), String> {
+    fn open(link: usize, tx: &InboundTx) -> Result<(Socket, FirstPipe), String> {
         let sock = Socket::new(Protocol::Pair0).map_err(nng_err("opening a PAIR socket"))?;
         sock.set_opt::<SendBufferSize>(BUFFER).map_err(nng_err("sizing a PAIR socket"))?;
         sock.set_opt::<RecvBufferSize>(BUFFER).map_err(nng_err("sizing a PAIR socket"))?;
         // Only the first connection counts: PAIR0 refuses a second one, whose removal must
         // not read as a loss.
-        let first: Arc<Mutex<Option<nng::Pipe>>> = Arc::new(Mutex::new(None));
+        let first: FirstPipe = Arc::new(Mutex::new(None));
         let pipe = first.clone();
         let notify = Mutex::new(tx.clone());
         sock.pipe_notify(move |pipe, event| {
