@@ -97,6 +97,37 @@ fn kill_9_of_the_primary_stops_every_secondary_naming_it() {
 }
 
 #[test]
+fn a_step_answer_missing_past_the_step_timeout_stops_every_other_process_naming_the_peer() {
+    let dir = TestDir::new("dist_step_timeout");
+    let world = small_world(&dir, "w.sdf", "box");
+    // A stopped process sends no heartbeats either: the long peer timeout lets the step
+    // timeout fire first.
+    let config = dir.write(
+        "net.config",
+        "<server_config><plugins/><network><step_timeout_ms>1500</step_timeout_ms>\
+         <peer_timeout_ms>30000</peer_timeout_ms></network></server_config>",
+    );
+    let mut s1 = secondary(&dir, &world).arg("--config").arg(&config).spawn();
+    let s2 = secondary(&dir, &world).arg("--config").arg(&config).spawn();
+    let mut p = primary(&dir, &world, 2).arg("--config").arg(&config).spawn();
+    p.wait_for_stderr("stepping");
+    let victim = id_of(&mut s1);
+    let pid = s1.pid();
+    // Stopped mid-run, it answers no step; still killed on drop (SIGKILL ends a stopped
+    // process).
+    s1.signal("STOP");
+    // Role, id and address (a local secondary's address is its host and pid).
+    let named = format!("secondary {victim} (");
+    let p = p.wait_within(LOSS_BOUND);
+    p.assert_code(1).assert_stderr_has(&[&named, &format!(" pid {pid})"), "no answer within the step timeout"]);
+    let s2 = s2.wait_within(LOSS_BOUND);
+    s2.assert_code(1).assert_stderr_has(&[&named, &format!(" pid {pid})"), "no answer within the step timeout", "reported by primary"]);
+    // Resumed, the stopped one finds the run over and ends non-zero too.
+    s1.signal("CONT");
+    s1.wait_within(LOSS_BOUND).assert_code(1).assert_stderr_has(&["primary p-"]);
+}
+
+#[test]
 fn a_late_secondary_ends_the_run_for_everyone() {
     let dir = TestDir::new("dist_late");
     let world = small_world(&dir, "w.sdf", "box");
@@ -109,6 +140,41 @@ fn a_late_secondary_ends_the_run_for_everyone() {
     let p = p.wait_within(LOSS_BOUND);
     p.assert_code(1).assert_stderr_has(&["joined after the run started"]);
     s1.wait_within(LOSS_BOUND).assert_code(1).assert_stderr_has(&["joined after the run started", "reported by primary"]);
+}
+
+/// The secondary's peer id, from its "asking the primary ... to join" line.
+fn asking_id(s: &mut Running) -> String {
+    s.wait_for_stderr(" to join\n");
+    let err = s.stderr_so_far();
+    let line = err.lines().find(|l| l.contains(" asking the primary at ")).expect("asking line");
+    line.trim_start_matches("troupe: secondary ").split(' ').next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn more_secondaries_than_expected_before_the_start_is_an_error_naming_every_one() {
+    let dir = TestDir::new("dist_too_many");
+    let world = small_world(&dir, "w.sdf", "box");
+    let mut p = primary(&dir, &world, 1).spawn();
+    p.wait_for_stderr("waiting for 1 secondaries");
+    // A stopped primary answers no one: both secondaries' requests to join wait for it, so
+    // when it resumes the second request is read before the first secondary can finish
+    // its handshake, i.e. before the run starts (a join after the start is a late join,
+    // tested above). A stopped child is still killed on drop (SIGKILL ends it).
+    p.signal("STOP");
+    let mut a = secondary(&dir, &world).spawn();
+    let mut b = secondary(&dir, &world).spawn();
+    let ids = [asking_id(&mut a), asking_id(&mut b)];
+    // The requests go out right after that line; give a loaded machine time to send them.
+    std::thread::sleep(Duration::from_millis(500));
+    p.signal("CONT");
+    let p = p.wait_within(LOSS_BOUND);
+    let named: Vec<String> = ids.iter().map(|id| format!("secondary {id}")).collect();
+    p.assert_code(1).assert_stderr_has(&["more than the 1 expected secondaries asked to join", &named[0], &named[1]]);
+    for s in [a, b] {
+        // One was admitted and is told by the primary, the other is refused; both name both.
+        let out = s.wait_within(LOSS_BOUND);
+        out.assert_code(1).assert_stderr_has(&["more than the 1 expected secondaries asked to join", &named[0], &named[1]]);
+    }
 }
 
 #[test]

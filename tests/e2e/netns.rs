@@ -126,7 +126,8 @@ fn one_primary_and_two_secondaries_in_namespaces_end_by_heartbeat_timeout_when_a
 
     let bound = Duration::from_secs(20);
     let p = p.wait_within(bound);
-    p.assert_code(1).assert_stderr_has(&[&format!("secondary {s2_id}"), "no heartbeat within the peer timeout"]);
+    // Named with the address its connection comes from, in its own namespace.
+    p.assert_code(1).assert_stderr_has(&[&format!("secondary {s2_id} (tcp://10.231.2.2:"), "no heartbeat within the peer timeout"]);
     s1.wait_within(bound).assert_code(1).assert_stderr_has(&[&format!("secondary {s2_id}"), "reported by primary"]);
     s2.wait_within(bound).assert_code(1).assert_stderr_has(&["primary p-", "no heartbeat within the peer timeout"]);
     drop(nets);

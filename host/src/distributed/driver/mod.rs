@@ -299,6 +299,7 @@ impl PrimaryDriver<'_> {
                 Inbound::Msg { link, bytes } => {
                     if let Some(env) = decode(&bytes) {
                         self.check_sender(link, &env);
+                        self.learn_address(link, &env);
                         self.machine.handle_message(now, env);
                     }
                 }
@@ -355,6 +356,17 @@ impl PrimaryDriver<'_> {
         }
     }
 
+    /// A secondary's messages carry its address as connected (its Hello could only give
+    /// its host and pid); the driver's own messages about it use that from then on.
+    fn learn_address(&mut self, link: usize, env: &Envelope) {
+        let Some(info) = super::peer::sender(env) else { return };
+        if let Some(a) = self.admitted.get_mut(link) {
+            if info.id == a.peer.id && !info.address.is_empty() && info.address != a.peer.address {
+                a.peer.address = info.address.clone();
+            }
+        }
+    }
+
     fn refuse(&self, peer: &PeerRef, cause: ErrorCause, reason: String) -> Welcome {
         log::warn!("distributed: refused {peer}: {reason}; the run goes on");
         Welcome { accepted: false, reason, pair_address: String::new(), primary: Some(self.me.info()), cause: cause as i32 }
@@ -385,6 +397,13 @@ impl PrimaryDriver<'_> {
         if let Some(a) = self.admitted.iter().find(|a| a.peer.id == peer.id) {
             // Its first Welcome was lost: the same connection again.
             return Welcome { accepted: true, pair_address: a.link.addr.clone(), primary: Some(self.me.info()), ..Welcome::default() };
+        }
+        if let Some(outcome) = self.machine.outcome() {
+            // The run is over (it lingers to deliver its last word): nothing to join, and
+            // nothing left to end.
+            let reason = format!("the run has ended: {}", describe(outcome));
+            log::warn!("distributed: refused {peer}: {reason}");
+            return Welcome { accepted: false, reason, primary: Some(self.me.info()), cause: ErrorCause::Aborted as i32, ..Welcome::default() };
         }
         let expected = self.cfg.settings.secondaries as usize;
         if self.admitted.len() >= expected {
@@ -436,7 +455,9 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
     let s = &cfg.settings;
     let start = Instant::now();
     let now = || start.elapsed();
-    let me = PeerRef { role: WireRole::Secondary, id: peer_id(Role::Secondary), address: format!("{} pid {}", hostname(), std::process::id()) };
+    // Until connected (and on IPC, where a dialer has no address of its own) a secondary is
+    // addressed by its host and pid.
+    let mut me = PeerRef { role: WireRole::Secondary, id: peer_id(Role::Secondary), address: format!("{} pid {}", hostname(), std::process::id()) };
     let _listed = rendezvous::Listing::create(&cfg.dir, "secondary", &me.id, "")
         .map_err(|e| DriverError::Setup(format!("writing to {}: {e}", cfg.dir.display())))?;
     let listing = sim.listing();
@@ -457,6 +478,10 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
     let primary = PeerRef::from_info(welcome.primary.as_ref(), WireRole::Primary);
     let (tx, rx) = net::channel();
     let link = Link::dial(0, &pair, &tx).map_err(DriverError::Setup)?;
+    if let Some(addr) = link.local_tcp_addr() {
+        // Across machines: the address the primary sees this connection come from.
+        me.address = addr;
+    }
     eprintln!("troupe: secondary {} admitted by {primary}; waiting for the start", me.id);
     let mut machine = Secondary::new(SecondaryConfig { me: me.clone(), world_fingerprint, timing: s.timing }, now());
     let mut closed_at: Option<Instant> = None;
@@ -538,6 +563,7 @@ fn discover(cfg: &DriverConfig, hello: &Hello, stop: &AtomicBool) -> Result<(Str
     let s = &cfg.settings;
     let deadline = Instant::now() + s.discovery_timeout;
     let mut last_problem = String::new();
+    let mut asked: Option<String> = None;
     loop {
         if stop.load(Ordering::SeqCst) {
             return Err(DriverError::Discovery(String::from("stopped by a signal while looking for the primary")));
@@ -558,6 +584,11 @@ fn discover(cfg: &DriverConfig, hello: &Hello, stop: &AtomicBool) -> Result<(Str
             }
         };
         if let Some(url) = url {
+            if asked.as_ref() != Some(&url) {
+                let me = hello.peer.as_ref().map_or("?", |p| p.id.as_str());
+                eprintln!("troupe: secondary {me} asking the primary at {url} to join");
+                asked = Some(url.clone());
+            }
             match net::ask_to_join(&url, hello, Duration::from_millis(1000)) {
                 Ok(w) if w.accepted => return Ok((url, w)),
                 Ok(w) => {
