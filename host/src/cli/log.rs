@@ -32,6 +32,9 @@ pub struct DiffArgs {
     /// iteration (paused steps) as one step.
     #[arg(long)]
     by_iteration: bool,
+    /// Compare only this component (e.g. `Pose` or `gz_sim_components.Pose`; repeatable).
+    #[arg(long = "component", value_name = "NAME")]
+    components: Vec<String>,
 }
 
 /// Runs `troupe log ...`.
@@ -47,7 +50,12 @@ fn diff(args: DiffArgs) -> ExitCode {
         eprintln!("troupe: error: --tolerance must be a finite number >= 0, got {}", args.tolerance);
         return ExitCode::from(2);
     }
-    match diff_logs_with(&args.a, &args.b, &DiffOptions { tolerance: args.tolerance, performers_only: args.performers, by_iteration: args.by_iteration }) {
+    match diff_logs_with(&args.a, &args.b, &DiffOptions {
+        tolerance: args.tolerance,
+        performers_only: args.performers,
+        by_iteration: args.by_iteration,
+        components: args.components.clone(),
+    }) {
         Ok(report) => {
             print!("{report}");
             if report.identical() {

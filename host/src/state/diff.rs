@@ -330,7 +330,7 @@ pub fn diff_logs(a: &Path, b: &Path, tolerance: f64) -> Result<DiffReport, LogEr
 }
 
 /// How [`diff_logs_with`] compares.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DiffOptions {
     /// Largest difference between two floats still counted as equal.
     pub tolerance: f64,
@@ -339,6 +339,9 @@ pub struct DiffOptions {
     /// Compare the state at the end of each iteration: consecutive records of one iteration
     /// (paused steps, commands carried out while paused) count as one step.
     pub by_iteration: bool,
+    /// Compare only these components (names as `troupe log diff` prints them, e.g.
+    /// `gz_sim_components.Pose`, or the part after the last dot); empty: all.
+    pub components: Vec<String>,
 }
 
 /// Compares two logs as `options` say (see the module doc).
@@ -362,8 +365,25 @@ pub fn diff_logs_with(a: &Path, b: &Path, options: &DiffOptions) -> Result<DiffR
         if ra.stamp != rb.stamp {
             break Outcome::Different { step, stamp: ra.stamp, mismatch: Mismatch::Clock { a: ra.stamp, b: rb.stamp } };
         }
-        let found = if options.performers_only {
-            first_mismatch(&ra.view.performers(), &rb.view.performers(), tolerance)
+        let found = if options.performers_only || !options.components.is_empty() {
+            let narrow = |v: &StateView| {
+                let mut v = if options.performers_only { v.performers() } else { v.clone() };
+                if !options.components.is_empty() {
+                    for components in v.entities.values_mut() {
+                        components.retain(|&ty, _| {
+                            // Names and parents stay, for the report's scoped names.
+                            if ty == Name::ID.0 || ty == ParentEntity::ID.0 {
+                                return true;
+                            }
+                            let name = type_name(ComponentTypeId(ty));
+                            let short = name.rsplit('.').next().unwrap_or(&name).to_string();
+                            options.components.iter().any(|c| *c == name || *c == short)
+                        });
+                    }
+                }
+                v
+            };
+            first_mismatch(&narrow(&ra.view), &narrow(&rb.view), tolerance)
         } else {
             first_mismatch(&ra.view, &rb.view, tolerance)
         };
