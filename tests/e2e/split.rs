@@ -18,6 +18,11 @@ fn primary(dir: &TestDir, world: &Path, n: u32) -> Troupe {
     Troupe::sim(dir).args(["--network-role", "primary", "--network-secondaries", &n.to_string()]).arg(world)
 }
 
+/// Whether a secondary's log line says it took performers (created them here).
+fn took(line: &str) -> bool {
+    line.contains("takes performers [") && !line.contains("takes performers []")
+}
+
 /// `troupe log diff` of two logs with `flags`.
 fn diff(dir: &TestDir, flags: &[&str], a: &Path, b: &Path) -> Output {
     Troupe::log(dir).arg("diff").args(flags).arg(a).arg(b).run()
@@ -37,7 +42,7 @@ fn the_gz_distributed_world_as_1_plus_3_logs_every_performer_as_standalone_bit_f
     for s in secondaries {
         let out = s.wait_within(BOUND);
         out.assert_code(0).assert_stderr_lacks("error");
-        takers += usize::from(out.stderr.contains("takes performers"));
+        takers += usize::from(out.stderr.lines().any(took));
     }
     assert_eq!(takers, 3, "each secondary simulates one of the three shapes");
     let alone = Troupe::sim(&dir)
@@ -205,7 +210,7 @@ fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary
     for s in secondaries {
         let out = s.wait_within(BOUND);
         out.assert_code(0);
-        takes += out.stderr.lines().filter(|l| l.contains("takes performers") && !l.contains("step 1:")).count();
+        takes += out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).count();
     }
     assert_eq!(takes, 1, "exactly one secondary took the spawned ball");
 }
@@ -238,8 +243,8 @@ fn first_difference(out: &Output) -> Option<u64> {
 fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone() {
     let Some(worlds) = gz_worlds_dir() else { return };
     let dir = TestDir::new("split_gz_levels");
-    // 11 s of simulated time: the two shapes roll down, meet in one level (one is handed
-    // over to the other's secondary) and part again (handed over back).
+    // 11 s of simulated time: the two shapes roll down through levels and meet in one (one
+    // is handed over to the other's secondary, at step 9539).
     let n = "11000";
     let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &worlds.join("distributed_levels_secondary.sdf")).spawn()).collect();
     let p = primary(&dir, &worlds.join("distributed_levels_primary.sdf"), 2)
@@ -251,13 +256,13 @@ fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone()
     for s in secondaries {
         let out = s.wait_within(BOUND);
         out.assert_code(0).assert_stderr_lacks("error");
-        for line in out.stderr.lines().filter(|l| l.contains("takes performers") && !l.contains("step 1:")) {
+        for line in out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")) {
             let step: u64 = line.split("step ").nth(1).and_then(|r| r.split(':').next()).and_then(|v| v.parse().ok()).expect("a step");
             handovers.push(step);
         }
     }
     handovers.sort();
-    assert!(handovers.len() >= 2, "the shapes meet and part: at least two hand-overs, got {handovers:?}");
+    assert!(!handovers.is_empty(), "the shapes meet in one level: a hand-over, got none");
     let alone = Troupe::sim(&dir)
         .args(["-r", "--iterations", n, "--record-path"])
         .arg(dir.join("standalone.tlog"))
@@ -274,4 +279,103 @@ fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone()
     // ...and the poses stay within 1 mm (and 0.001 per quaternion component) to the end.
     let poses = diff(&dir, &["--performers", "--component", "Pose", "--tolerance", "0.001"], &a, &b);
     poses.assert_code(0);
+}
+
+/// Two levels 20 m apart, a performer resting in each; `a` carries an IMU.
+fn imu_world(dir: &TestDir) -> PathBuf {
+    let shape = |name: &str, x: f64, sensor: &str| {
+        format!(
+            "<model name=\"{name}\"><pose>{x} 0 0.5 0 0 0</pose><link name=\"l\"><inertial><mass>1</mass></inertial>\
+             <collision name=\"c\"><geometry><box><size>1 1 1</size></box></geometry></collision>{sensor}</link></model>"
+        )
+    };
+    let level = |name: &str, x: f64, block: &str| {
+        format!(
+            "<level name=\"{name}\"><pose>{x} 0 0 0 0 0</pose><geometry><box><size>4 4 4</size></box></geometry>\
+             <buffer>0.5</buffer><ref>{block}</ref></level>"
+        )
+    };
+    let block = |name: &str, x: f64| format!("<model name=\"{name}\"><static>true</static><pose>{x} 1.5 0.25 0 0 0</pose><link name=\"l\"/></model>");
+    let body = format!(
+        "<physics name=\"rt\" type=\"ode\"><max_step_size>0.001</max_step_size><real_time_factor>1</real_time_factor></physics>\n\
+         <plugin filename=\"gz-sim-physics-system\" name=\"gz::sim::systems::Physics\"/>\n\
+         <plugin filename=\"gz-sim-user-commands-system\" name=\"gz::sim::systems::UserCommands\"/>\n\
+         <plugin filename=\"gz-sim-imu-system\" name=\"gz::sim::systems::Imu\"/>\n\
+         <model name=\"ground\"><static>true</static><link name=\"l\"><collision name=\"c\"><geometry>\
+         <plane><normal>0 0 1</normal><size>100 100</size></plane></geometry></collision></link></model>\n{}\n{}\n{}\n{}\n\
+         <plugin name=\"gz::sim\" filename=\"dummy\"><performer name=\"pa\"><ref>a</ref></performer>\
+         <performer name=\"pb\"><ref>b</ref></performer>{}{}</plugin>",
+        shape("a", 0.0, "<sensor name=\"imu\" type=\"imu\"><update_rate>100</update_rate><topic>/imu_a</topic></sensor>"),
+        shape("b", 19.0, ""),
+        block("block1", 0.0),
+        block("block2", 20.0),
+        level("l1", 0.0, "block1"),
+        level("l2", 20.0, "block2"),
+    );
+    dir.write("imu.sdf", &world_sdf("w", &body))
+}
+
+/// The sim times (ns) of the header stamps in an echo of IMU messages.
+fn stamps(text: &str) -> Vec<i64> {
+    text.split("stamp {")
+        .skip(1)
+        .map(|chunk| {
+            let block = chunk.split('}').next().unwrap_or_default();
+            let field = |name: &str| {
+                block.lines().find_map(|l| l.trim().strip_prefix(name)).and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(0)
+            };
+            field("sec:") * 1_000_000_000 + field("nsec:")
+        })
+        .collect()
+}
+
+#[test]
+fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_gap() {
+    let dir = TestDir::new("split_imu");
+    let world = imu_world(&dir);
+    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).spawn()).collect();
+    // Paused at first: the steps still go (paused), so every secondary has advertised.
+    let mut p = primary(&dir, &world, 2).spawn();
+    p.wait_for_stderr("stepping");
+    let echo = Troupe::topic(&dir).args(["-e", "-t", "/imu_a", "--duration", "120"]).spawn();
+    let deadline = Instant::now() + BOUND;
+    while !echo.stdout_so_far().contains("marker") {
+        assert!(Instant::now() < deadline, "the echo never connected:\n{}", echo.stderr_so_far());
+        Troupe::topic(&dir).args(["-t", "/imu_a", "-m", "gz.msgs.IMU", "-p", "entity_name: \"marker\""]).run().assert_code(0);
+    }
+    call(&dir, "/world/w/control", "gz.msgs.WorldControl", "pause: false");
+    wait_until_iteration_at_least(&dir, 500);
+    // Teleport a into b's level: the two are grouped and a is handed over to b's secondary.
+    call(&dir, "/world/w/set_pose", "gz.msgs.Pose", "name: \"a\", position { x: 21.5, y: 0, z: 0.5 }");
+    wait_until_iteration_at_least(&dir, 1500);
+    call(&dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
+    p.wait_within(BOUND).assert_code(0);
+    let mut takes = Vec::new();
+    for s in secondaries {
+        let out = s.wait_within(BOUND);
+        out.assert_code(0);
+        takes.extend(out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).map(str::to_string));
+    }
+    assert_eq!(takes.len(), 1, "a was handed over once: {takes:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    echo.signal("TERM");
+    let got = echo.wait();
+    let t = stamps(&got.stdout);
+    assert!(t.len() >= 100, "about 100 samples a second for over a second: {}", t.len());
+    for w in t.windows(2) {
+        assert!(w[1] > w[0] && w[1] - w[0] <= 10_000_000, "a gap or a repeat in sim time: {} ns then {} ns", w[0], w[1]);
+    }
+}
+
+/// Waits until the world's statistics say at least `iterations`.
+fn wait_until_iteration_at_least(dir: &TestDir, iterations: u64) {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let stats = Troupe::topic(dir).args(["-e", "-t", "/world/w/stats", "-n", "1", "--duration", "20"]).run();
+        let at = stats.stdout.lines().find_map(|l| l.trim().strip_prefix("iterations: ")).and_then(|v| v.parse::<u64>().ok());
+        if at.is_some_and(|i| i >= iterations) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the world never reached iteration {iterations}:\n{stats}");
+    }
 }

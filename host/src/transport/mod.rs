@@ -657,6 +657,15 @@ impl Node {
         }
     }
 
+    /// The topics this node's publishers advertise: (name, type).
+    pub fn own_topics(&self) -> Vec<(String, String)> {
+        let state = self.inner.state.lock().unwrap();
+        let mut all: Vec<(String, String)> = state.publishers.values().map(|p| (p.topic.clone(), p.msg_type.clone())).collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
     /// Topics known in the partition: (name, type), this node's own included.
     pub fn topics(&self) -> Vec<(String, String)> {
         let mut all: Vec<(String, String)> = {

@@ -35,6 +35,8 @@ struct ServerSim<'a> {
     owned: BTreeSet<PerformerId>,
     /// Secondary: the performers not owned were dropped (after the first step's affinities).
     split_done: bool,
+    /// Secondary: the topics of the first step are kept advertised (see `secondary_step`).
+    topics_kept: bool,
     /// Secondary: the systems attached to performers' entities at load, by entity.
     performer_systems: Vec<(EntityId, plugin_api::msgs::Plugin)>,
     /// Primary: what its own systems changed at its last step, for the next step order.
@@ -280,6 +282,20 @@ impl Simulation for ServerSim<'_> {
                 order.sim_time.as_nanos()
             ));
         }
+        if !self.topics_kept {
+            // Every secondary's systems advertised every performer's topics at the first
+            // step; the performers not owned here are gone at its end. Keeping those topics
+            // advertised keeps subscribers connected to this process, so when a performer is
+            // handed over here its sensors' first messages reach them (no gap).
+            self.topics_kept = true;
+            let node = runner.node().clone();
+            for (topic, ty) in node.own_topics() {
+                match node.advertise(&topic, &ty, crate::transport::TopicOptions::default()) {
+                    Ok(_) => {}
+                    Err(e) => log::warn!("distributed: keeping topic {topic} advertised: {e}"),
+                }
+            }
+        }
         let mut answer = runner.take_changes().unwrap_or_default();
         if reset {
             // The reset restored every performer: drop those simulated elsewhere again.
@@ -372,6 +388,7 @@ impl Server {
             owned: BTreeSet::new(),
             split_done: false,
             performer_systems: Vec::new(),
+            topics_kept: false,
             forward: Forward::default(),
             level_entities: HashSet::new(),
             last_iteration: start_iterations,
