@@ -135,7 +135,7 @@ fn lockstep(n: u32, steps: u64) -> Result<Vec<f64>, String> {
     Ok(intervals(&sim.stamps, 10))
 }
 
-fn bare(n: u32, steps: u64) -> Result<Vec<f64>, String> {
+pub(crate) fn bare(n: u32, steps: u64) -> Result<Vec<f64>, String> {
     let part = partition(&format!("bare{n}"));
     let dir = troupe::transport::registry::rendezvous_dir(&part);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;

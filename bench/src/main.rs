@@ -17,6 +17,8 @@
 //!   everything loaded, and the level update's cost as the number of levels grows.
 //! * Distributed lockstep with 1, 2, 4 secondary processes against a bare nng
 //!   broadcast-and-collect, and the kill -9 detection time.
+//! * One world split across processes: the distributed demo world as 1 + 3 processes
+//!   against the same world standalone and the bare-nng floor for 3 processes.
 //!
 //! Run `cargo run -p troupe-bench` (full, < 2 min) or `cargo run -p troupe-bench -- --quick`
 //! (CI, < 10 s). See `bench/README.md`.
@@ -26,6 +28,7 @@ mod kinematic;
 mod levels;
 mod physics;
 mod sensors;
+mod split;
 mod state;
 mod step;
 mod transport;
@@ -86,14 +89,17 @@ impl Plan {
     }
 }
 
-const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|sensors|levels|distributed]\n\n  \
+const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|state|kinematic|physics|transport|sensors|levels|distributed|split]\n\n  \
     --quick         smaller sizes and iteration counts (< 10 s), for CI\n  \
-    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics, transport, sensors, levels or distributed\n";
+    --only PART     run one part only (to profile it): bulk, sparse, step, state, kinematic, physics, transport, sensors, levels, distributed or split\n";
 
 fn main() {
     let all: Vec<String> = std::env::args().collect();
     if all.get(1).map(String::as_str) == Some("--distributed-peer") {
         std::process::exit(distributed::peer_main(&all[2..]).map_or_else(|e| { eprintln!("troupe-bench peer: {e}"); 1 }, |()| 0));
+    }
+    if all.get(1).map(String::as_str) == Some("--split-peer") {
+        std::process::exit(split::peer_main(&all[2..]).map_or_else(|e| { eprintln!("troupe-bench split peer: {e}"); 1 }, |()| 0));
     }
     if all.get(1).map(String::as_str) == Some("--transport-peer") {
         if let Err(e) = transport::peer_main(&all[2..]) {
@@ -109,10 +115,10 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors", "levels", "distributed"].contains(&part.as_str()) => only = Some(part),
+                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors", "levels", "distributed", "split"].contains(&part.as_str()) => only = Some(part),
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
-                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics, transport, sensors or distributed, got {got}\n{USAGE}");
+                    eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics, transport, sensors, levels, distributed or split, got {got}\n{USAGE}");
                     std::process::exit(2);
                 }
             },
@@ -184,6 +190,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     }
     if plan.runs("distributed") {
         distributed::bench(plan.quick)?;
+        println!();
+    }
+    if plan.runs("split") {
+        split::bench(plan.quick)?;
         println!();
     }
     println!("Total time {:.1} s.", started.elapsed().as_secs_f64());
