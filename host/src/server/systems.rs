@@ -1,0 +1,370 @@
+//! Which systems a world gets: the gz-sim choices made on the selection (one physics
+//! backend, its engine, the sensors and level manager when needed), the role filter of a
+//! distributed run, and turning what is left into [`SystemRequest`]s for the runner.
+
+use super::*;
+/// Keeps the systems that run in `role` (`<troupe:roles>`, else the default of their kind:
+/// see [`config::roles`]); the third list says, for the log, each one skipped and why.
+pub(super) fn keep_for_role(
+    role: RunRole,
+    physics_engine: Option<&str>,
+    chosen: Vec<Selected>,
+    attached: Vec<AttachedPlugin>,
+) -> (Vec<Selected>, Vec<AttachedPlugin>, Vec<String>) {
+    let mut skipped = Vec::new();
+    let chosen: Vec<Selected> = chosen
+        .into_iter()
+        .filter(|s| {
+            let kind = match s.target {
+                Target::World => SystemKind::of_world_system(&s.library, physics_engine),
+                Target::Model(_) | Target::Sensor(_) => SystemKind::Attached,
+            };
+            match config::place(kind, s.roles, role) {
+                Placement::Runs => true,
+                Placement::Skipped(why) => {
+                    skipped.push(format!("{} ({}, {}): {why}", s.name, s.library, s.origin));
+                    false
+                }
+            }
+        })
+        .collect();
+    let attached: Vec<AttachedPlugin> = attached
+        .into_iter()
+        .filter(|a| match config::place(SystemKind::Attached, a.plugin.roles, role) {
+            Placement::Runs => true,
+            Placement::Skipped(why) => {
+                skipped.push(format!("{} ({}, {}): {why}", a.plugin.name, a.plugin.filename, a.plugin.origin));
+                false
+            }
+        })
+        .collect();
+    (chosen, attached, skipped)
+}
+
+/// Whether a system attached to a model or sensor while the world runs (a model loaded
+/// by the level manager or created by a user command) runs in the runner's `role`; a
+/// skipped one is logged at info level.
+pub(crate) fn attached_runs_here(plugin: &crate::sdf::PluginSdf, entity: EntityId, role: plugin_api::NetworkRole) -> bool {
+    let role = RunRole::of_network_role(role);
+    match config::place(SystemKind::Attached, plugin.roles, role) {
+        Placement::Runs => true,
+        Placement::Skipped(why) => {
+            log::info!("{} ({}, {}) of entity {} not run on this {role}: {why}", plugin.name, plugin.filename, plugin.origin, entity.0);
+            false
+        }
+    }
+}
+
+/// Adds the systems in order, reporting every library that cannot be found or loaded, not
+/// just the first.
+pub(super) fn add_systems(runner: &mut WorldRunner, loader: &mut PluginLoader, requests: Vec<SystemRequest>) -> Result<(), ServerError> {
+    let mut missing = Vec::new();
+    for req in requests {
+        match runner.add_system(loader, req) {
+            Err(e @ RunError::Load { .. }) => missing.push(e),
+            other => other?,
+        }
+    }
+    match missing.len() {
+        0 => Ok(()),
+        1 => Err(ServerError::Run(missing.remove(0))),
+        _ => Err(ServerError::Plugins(missing)),
+    }
+}
+
+/// The physics backends Troupe ships; a world runs one of them.
+pub(super) const PHYSICS_BACKENDS: &[&str] = &["troupe_physics_rapier", "troupe_physics_kinematic"];
+
+pub(super) fn is_physics(s: &Selected) -> bool {
+    PHYSICS_BACKENDS.contains(&s.library.as_str())
+}
+
+/// A world file that loads a physics backend replaces the config set's physics: gz-sim drops
+/// a config plugin the world file loads too, but Troupe's backends have different library
+/// names for the same role.
+pub(super) fn one_physics(chosen: &mut Vec<Selected>) {
+    if chosen.iter().any(|s| !s.from_config && s.target == Target::World && is_physics(s)) {
+        chosen.retain(|s| !(s.from_config && is_physics(s)));
+    }
+}
+
+/// gz-sim's choice of engine inside its physics plugin: `<engine><filename>` naming TPE
+/// (`gz-physics-tpe-plugin`, any spelling) loads Troupe's kinematic backend.
+pub(super) fn engine_from_xml(chosen: &mut [Selected]) {
+    for s in chosen.iter_mut().filter(|s| s.library == "troupe_physics_rapier") {
+        let Ok(el) = crate::xml::parse_element_lenient(&s.xml) else { continue };
+        let engine = el.get_child("engine").and_then(|e| e.get_child("filename")).and_then(|f| f.get_text());
+        let Some(engine) = engine else { continue };
+        let engine = engine.trim();
+        let lower = engine.to_ascii_lowercase();
+        let file = lower.rsplit('/').next().unwrap_or_default();
+        if file.contains("physics") && file.contains("tpe") {
+            log::info!("{}: <engine> {engine} (TPE): loading troupe_physics_kinematic", s.origin);
+            s.library = "troupe_physics_kinematic".into();
+        } else {
+            log::info!("{}: <engine> {engine} is not available in Troupe; using {}", s.origin, s.library);
+        }
+    }
+}
+
+pub(super) fn swap_physics(chosen: &mut Vec<Selected>, engine: &str) {
+    let physics = is_physics;
+    let replacement = Selected {
+        library: engine.to_string(),
+        name: String::new(),
+        xml: "<plugin filename=\"--physics-engine\" name=\"\"/>".into(),
+        origin: "--physics-engine".into(),
+        target: Target::World,
+        from_config: false,
+        world_name: None,
+        roles: None,
+    };
+    match chosen.iter().position(physics) {
+        Some(i) => {
+            log::info!("--physics-engine: {engine} replaces {}", chosen[i].library);
+            chosen[i] = Selected { xml: chosen[i].xml.clone(), roles: chosen[i].roles, ..replacement };
+        }
+        None => chosen.push(replacement),
+    }
+}
+
+pub(super) fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selected>) {
+    let has_sensors = !runner.ecm.query(Which::ALL, &[Sensor::ID]).is_empty();
+    if has_sensors && !chosen.iter().any(|s| s.library == "troupe_sensors") {
+        log::info!("world {:?} has sensors and no sensors system: adding troupe_sensors", runner.name());
+        chosen.push(Selected {
+            library: "troupe_sensors".into(),
+            name: "troupe::sensors::All".into(),
+            xml: "<plugin filename=\"troupe_sensors\" name=\"troupe::sensors::All\"/>".into(),
+            origin: "added by the host".into(),
+            target: Target::World,
+            from_config: false,
+            world_name: None,
+            roles: None,
+        });
+    }
+}
+
+/// gz-sim has one system per sensor type (`gz-sim-imu-system`, `gz-sim-contact-system`...);
+/// Troupe has one `troupe_sensors` instance per world, and each of those names enables its
+/// type. The world-level selections of `troupe_sensors` are merged into the first: its XML
+/// gets an `<enable>CLASS</enable>` child per selection (its own included) followed by the
+/// children of every merged `<plugin>`.
+pub(super) fn one_sensors(chosen: &mut Vec<Selected>) {
+    let is_sensors = |s: &Selected| s.library == "troupe_sensors" && s.target == Target::World;
+    let Some(first) = chosen.iter().position(is_sensors) else { return };
+    let merged: Vec<Selected> = chosen.iter().filter(|s| is_sensors(s)).cloned().collect();
+    let mut root = match crate::xml::parse_element_lenient(&merged[0].xml) {
+        Ok(el) => el,
+        Err(_) => xmltree::Element::new("plugin"),
+    };
+    root.children.clear();
+    for s in &merged {
+        let mut enable = xmltree::Element::new("enable");
+        enable.children.push(xmltree::XMLNode::Text(s.name.clone()));
+        root.children.push(xmltree::XMLNode::Element(enable));
+    }
+    for s in &merged {
+        if let Ok(el) = crate::xml::parse_element_lenient(&s.xml) {
+            root.children.extend(el.children.into_iter().filter(|n| matches!(n, xmltree::XMLNode::Element(_))));
+        }
+    }
+    if merged.len() > 1 {
+        let origins: Vec<&str> = merged.iter().map(|s| s.origin.as_str()).collect();
+        log::info!("one troupe_sensors instance serves {} sensor systems ({})", merged.len(), origins.join(", "));
+    }
+    let mut keep = merged[0].clone();
+    keep.xml = crate::xml::to_string(&root);
+    // The one instance runs where the first selection with a <troupe:roles> says.
+    let with_roles: Vec<&Selected> = merged.iter().filter(|s| s.roles.is_some()).collect();
+    if let Some(first_roles) = with_roles.first() {
+        keep.roles = first_roles.roles;
+        for other in with_roles.iter().skip(1).filter(|s| s.roles != first_roles.roles) {
+            log::warn!(
+                "{}: <troupe:roles> {} differs from {} at {}; the one troupe_sensors instance runs in: {}",
+                other.origin,
+                other.roles.unwrap_or_default(),
+                first_roles.roles.unwrap_or_default(),
+                first_roles.origin,
+                first_roles.roles.unwrap_or_default()
+            );
+        }
+    }
+    let mut i = 0;
+    chosen.retain(|s| {
+        let drop = is_sensors(s) && i != first;
+        i += 1;
+        !drop
+    });
+    chosen[first] = keep;
+}
+
+/// The level manager runs when levels are on (it loads and unloads them) and, with levels
+/// off, when the world has levels or performers (it keeps their bookkeeping). It is built
+/// into gz-sim's runner, so no world file names it.
+pub(super) fn add_level_manager_if_needed(world: &WorldSdf, levels_on: bool, chosen: &mut Vec<Selected>) {
+    if !levels_on && world.levels_plugin.is_none() || chosen.iter().any(|s| s.library == "troupe_level_manager") {
+        return;
+    }
+    chosen.push(Selected {
+        library: "troupe_level_manager".into(),
+        name: "troupe::LevelManager".into(),
+        xml: format!("<plugin filename=\"troupe_level_manager\" name=\"troupe::LevelManager\"><levels>{levels_on}</levels></plugin>"),
+        origin: "added by the host (levels)".into(),
+        target: Target::World,
+        from_config: false,
+        world_name: None,
+        roles: None,
+    });
+}
+
+pub(super) fn resolve_selected(runner: &WorldRunner, world: &str, s: Selected) -> Option<SystemRequest> {
+    if s.world_name.as_ref().is_some_and(|n| n != world) {
+        return None;
+    }
+    if !available(&s.library, &s.origin) {
+        return None;
+    }
+    let entity = match &s.target {
+        Target::World => Some(runner.world_entity()),
+        Target::Model(name) => runner
+            .ecm
+            .children(runner.world_entity())
+            .find(|e| runner.ecm.get::<plugin_api::components::Name>(*e).is_some_and(|n| &n.0 == name)),
+        Target::Sensor(scoped) => find_scoped(runner, scoped),
+    };
+    let Some(entity) = entity else {
+        log::warn!("{}: system {} targets {:?}, which world {:?} does not have; skipped", s.origin, s.name, s.target, world);
+        return None;
+    };
+    Some(SystemRequest { library: s.library, class: s.name, xml: s.xml, origin: s.origin, entity })
+}
+
+/// The entity named by a scoped name `world::model::link::sensor`.
+pub(super) fn find_scoped(runner: &WorldRunner, scoped: &str) -> Option<EntityId> {
+    let mut parts = scoped.split("::");
+    let first = parts.next()?;
+    let name_of = |e: EntityId| runner.ecm.get::<plugin_api::components::Name>(e).map(|n| n.0);
+    let mut current = runner.world_entity();
+    if name_of(current).as_deref() != Some(first) {
+        return None;
+    }
+    for part in parts {
+        current = runner.ecm.children(current).find(|c| name_of(*c).as_deref() == Some(part))?;
+    }
+    Some(current)
+}
+
+pub(super) fn request_for_attached(a: AttachedPlugin) -> Option<SystemRequest> {
+    let p = a.plugin;
+    request_for(&p.filename, &p.name, p.xml, p.origin.to_string(), a.entity)
+}
+
+/// The request for a `<plugin>` of a model or sensor: gz-sim names mapped, Troupe systems
+/// not available yet and unimplemented gz-sim systems skipped with one warning each.
+pub fn request_for(filename: &str, name: &str, xml: String, origin: String, entity: EntityId) -> Option<SystemRequest> {
+    let library = match config::map_system(filename, name) {
+        SystemName::Troupe { library } => library.to_string(),
+        SystemName::KnownUnimplemented { gz } => {
+            warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
+            return None;
+        }
+        SystemName::NotGz => config::names::normalise_library(filename),
+    };
+    available(&library, &origin).then(|| SystemRequest { library, class: name.to_string(), xml, origin, entity })
+}
+
+/// False (with one warning per library) for Troupe systems that are mapped but not shipped
+/// by this build.
+pub(super) fn available(library: &str, origin: &str) -> bool {
+    let mapped = config::names::implemented_gz_systems().any(|(_, troupe)| troupe == library);
+    if mapped && !SHIPPED_SYSTEMS.contains(&library) {
+        warn_once(library, &format!("{origin}: Troupe's {library} system is not available yet in this build; skipped"));
+        return false;
+    }
+    true
+}
+
+pub(super) fn warn_once(key: &str, message: &str) {
+    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if warned.insert(key.to_string()) {
+        log::warn!("{message}");
+    }
+}
+
+#[cfg(test)]
+mod role_tests {
+    use super::*;
+    use crate::config::RoleSet;
+
+    fn default_set() -> Vec<Selected> {
+        let config = config::parse_server_config_str(config::DEFAULT_SERVER_CONFIG, "server.config").unwrap();
+        config::select_systems(&[], &config.plugins, true).load
+    }
+
+    fn libraries(chosen: &[Selected]) -> Vec<&str> {
+        chosen.iter().map(|s| s.library.as_str()).collect()
+    }
+
+    #[test]
+    fn the_default_set_splits_between_primary_and_secondaries() {
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, None, default_set(), Vec::new());
+        assert_eq!(libraries(&primary), ["troupe_user_commands", "troupe_scene_broadcaster"]);
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        // The log line names the system, its library, where it was written, and why.
+        assert!(skipped[0].starts_with("gz::sim::systems::Physics (troupe_physics_rapier, server.config:"), "{skipped:?}");
+        assert!(skipped[0].contains("by default: physics runs where performers are simulated"), "{skipped:?}");
+
+        let (secondary, _, skipped) = keep_for_role(RunRole::Secondary, None, default_set(), Vec::new());
+        assert_eq!(libraries(&secondary), ["troupe_physics_rapier"]);
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+
+        let (standalone, _, skipped) = keep_for_role(RunRole::Standalone, None, default_set(), Vec::new());
+        assert_eq!(libraries(&standalone), libraries(&default_set()));
+        assert!(skipped.is_empty(), "{skipped:?}");
+    }
+
+    #[test]
+    fn a_physics_engine_from_the_command_line_is_physics() {
+        let mut chosen = default_set();
+        swap_physics(&mut chosen, "my_physics");
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, Some("my_physics"), chosen, Vec::new());
+        assert!(!libraries(&primary).contains(&"my_physics"));
+        assert!(skipped[0].contains("my_physics"), "{skipped:?}");
+    }
+
+    #[test]
+    fn attached_systems_run_where_their_model_is_simulated_unless_told() {
+        let plugin = |roles| AttachedPlugin {
+            entity: EntityId(7),
+            plugin: crate::sdf::PluginSdf {
+                name: "gz::sim::systems::DiffDrive".into(),
+                filename: "gz-sim-diff-drive-system".into(),
+                xml: String::new(),
+                origin: crate::sdf::Origin { file: Arc::new("w.sdf".into()), line: 12 },
+                roles,
+            },
+        };
+        let attached = vec![plugin(None), plugin(Some(RoleSet::ALL))];
+        let (_, kept, skipped) = keep_for_role(RunRole::Primary, None, Vec::new(), attached.clone());
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].plugin.roles, Some(RoleSet::ALL));
+        assert!(skipped[0].starts_with("gz::sim::systems::DiffDrive (gz-sim-diff-drive-system, w.sdf:12): by default"), "{skipped:?}");
+        let (_, kept, _) = keep_for_role(RunRole::Secondary, None, Vec::new(), attached);
+        assert_eq!(kept.len(), 2);
+
+        // A server-config plugin for a model (entity_type="model") is attached too.
+        let config = config::parse_server_config_str(
+            r#"<server_config><plugins><plugin entity_name="robot" entity_type="model" filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher"/></plugins></server_config>"#,
+            "model.config",
+        )
+        .unwrap();
+        let chosen = config::select_systems(&[], &config.plugins, true).load;
+        assert_eq!(chosen[0].target, Target::Model("robot".into()));
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, None, chosen.clone(), Vec::new());
+        assert!(primary.is_empty() && skipped[0].contains("attached to a model"), "{skipped:?}");
+        let (secondary, _, _) = keep_for_role(RunRole::Secondary, None, chosen, Vec::new());
+        assert_eq!(secondary.len(), 1);
+    }
+}
