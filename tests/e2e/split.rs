@@ -93,8 +93,8 @@ fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) {
     assert_eq!(out.stdout.trim(), "data: true", "{service} {req}: {out}");
 }
 
-/// Waits until the world's statistics say `iterations`.
-fn wait_iterations(dir: &TestDir, iterations: u64) {
+/// Waits until the world's statistics say an iteration `done` accepts.
+fn wait_for_iteration(dir: &TestDir, what: &str, done: impl Fn(u64) -> bool) {
     let deadline = Instant::now() + BOUND;
     loop {
         let stats = Troupe::topic(dir).args(["-e", "-t", "/world/w/stats", "-n", "1", "--duration", "20"]).run();
@@ -104,11 +104,16 @@ fn wait_iterations(dir: &TestDir, iterations: u64) {
             None if stats.stdout.contains("paused") => Some(0),
             None => None,
         };
-        if at == Some(iterations) {
+        if at.is_some_and(&done) {
             return;
         }
-        assert!(Instant::now() < deadline, "the world never reached iteration {iterations}:\n{stats}");
+        assert!(Instant::now() < deadline, "the world never reached iteration {what}:\n{stats}");
     }
+}
+
+/// Waits until the world's statistics say `iterations`.
+fn wait_iterations(dir: &TestDir, iterations: u64) {
+    wait_for_iteration(dir, &iterations.to_string(), |i| i == iterations);
 }
 
 fn step(dir: &TestDir, n: u32, then: u64) {
@@ -369,13 +374,5 @@ fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_
 
 /// Waits until the world's statistics say at least `iterations`.
 fn wait_until_iteration_at_least(dir: &TestDir, iterations: u64) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let stats = Troupe::topic(dir).args(["-e", "-t", "/world/w/stats", "-n", "1", "--duration", "20"]).run();
-        let at = stats.stdout.lines().find_map(|l| l.trim().strip_prefix("iterations: ")).and_then(|v| v.parse::<u64>().ok());
-        if at.is_some_and(|i| i >= iterations) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the world never reached iteration {iterations}:\n{stats}");
-    }
+    wait_for_iteration(dir, &format!(">= {iterations}"), |i| i >= iterations);
 }

@@ -20,9 +20,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
 
-use plugin_api::components::{DefaultLevel, LevelEntityNames, Model, Name, ParentEntity, Performer, PerformerLevels, PerformerRef};
+use plugin_api::components::{
+    DefaultLevel, LevelAssigned, LevelEntityNames, LevelLoaded, Model, Name, ParentEntity, Performer, PerformerAffinity, PerformerLevels,
+    PerformerRef,
+};
 use plugin_api::msgs::SerializedStateMap;
-use plugin_api::{Change, Component, EntityId, Which};
+use plugin_api::{Change, Component, ComponentTypeId, EntityId, Which};
 
 use super::PerformerId;
 use crate::ecm::Ecm;
@@ -31,12 +34,7 @@ use crate::state::{self, Stamp};
 
 /// Component types every process keeps for itself: level bookkeeping (each process decides
 /// or follows levels on its own) and the affinity the primary tracks.
-const LOCAL_COMPONENTS: &[&str] = &[
-    "gz_sim_components.PerformerLevels",
-    "gz_sim_components.PerformerAffinity",
-    "troupe.LevelLoaded",
-    "troupe.LevelAssigned",
-];
+const LOCAL_COMPONENTS: [ComponentTypeId; 4] = [PerformerLevels::ID, PerformerAffinity::ID, LevelLoaded::ID, LevelAssigned::ID];
 
 /// Each performer's model (the performer entity's parent), for every performer in `ecm`.
 pub fn performer_models(ecm: &Ecm) -> BTreeMap<PerformerId, EntityId> {
@@ -156,11 +154,6 @@ impl Forward {
 /// Changes of a performer's entities go to its owner; removals and the rest to everyone.
 pub fn primary_changes(changes: &SerializedStateMap, applied: &Applied, ecm: &Ecm, world: EntityId, levels: &HashSet<EntityId>) -> Forward {
     let models: BTreeMap<EntityId, PerformerId> = performer_models(ecm).into_iter().map(|(p, m)| (m, p)).collect();
-    let local: BTreeSet<u64> = ecm
-        .component_types()
-        .filter(|(_, name, _)| LOCAL_COMPONENTS.contains(name))
-        .map(|(ty, _, _)| ty.0)
-        .collect();
     let mut out = Forward::default();
     for (&key, entry) in &changes.entities {
         let id = EntityId(key);
@@ -173,7 +166,7 @@ pub fn primary_changes(changes: &SerializedStateMap, applied: &Applied, ecm: &Ec
             continue;
         }
         entry.components.retain(|&ty, c| {
-            !local.contains(&ty) && applied.get(&(key, ty)).is_none_or(|v| c.remove || *v != c.component)
+            !LOCAL_COMPONENTS.contains(&ComponentTypeId(ty)) && applied.get(&(key, ty)).is_none_or(|v| c.remove || *v != c.component)
         });
         if entry.components.is_empty() {
             continue;
@@ -200,15 +193,36 @@ pub fn primary_changes(changes: &SerializedStateMap, applied: &Applied, ecm: &Ec
 /// Top-level dynamic models that are not performers and no level holds: in a distributed run
 /// every secondary would simulate its own copy of each.
 pub fn unsplit_dynamic_models(ecm: &Ecm, world: EntityId) -> Vec<EntityId> {
+    let candidates: Vec<EntityId> = ecm.children(world).collect();
+    unsplit_among(ecm, world, &candidates)
+}
+
+/// Those of `candidates` (top-level entities) that are [`unsplit_dynamic_models`].
+pub fn unsplit_among(ecm: &Ecm, world: EntityId, candidates: &[EntityId]) -> Vec<EntityId> {
+    let dynamic_models: Vec<EntityId> = candidates
+        .iter()
+        .copied()
+        .filter(|&c| ecm.has_component(c, Model::ID) && !ecm.get::<plugin_api::components::Static>(c).is_some_and(|s| s.0))
+        .collect();
+    if dynamic_models.is_empty() {
+        return Vec::new();
+    }
     let performers: BTreeSet<EntityId> = performer_models(ecm).into_values().collect();
     let levels = level_content(ecm, world);
-    ecm.children(world)
-        .filter(|&c| {
-            ecm.has_component(c, Model::ID)
-                && !performers.contains(&c)
-                && !levels.contains(&c)
-                && !ecm.get::<plugin_api::components::Static>(c).is_some_and(|s| s.0)
+    dynamic_models.into_iter().filter(|c| !performers.contains(c) && !levels.contains(c)).collect()
+}
+
+/// The entities of `changes` created as children of `world` this step (a new entity's
+/// entry carries its `ParentEntity`; a changed one's does not, parents do not change).
+pub fn new_top_level(changes: &SerializedStateMap, world: EntityId) -> Vec<EntityId> {
+    changes
+        .entities
+        .iter()
+        .filter(|(_, e)| !e.remove)
+        .filter(|(_, e)| {
+            e.components.get(&ParentEntity::ID.0).and_then(|c| ParentEntity::from_bytes(&c.component).ok()).is_some_and(|p| p.0 == world)
         })
+        .map(|(&id, _)| EntityId(id))
         .collect()
 }
 

@@ -35,6 +35,12 @@ struct ServerSim<'a> {
     owned: BTreeSet<PerformerId>,
     /// Secondary: the performers not owned were dropped (after the first step's affinities).
     split_done: bool,
+    /// Secondary: the entities simulated here (owned performers, levels held) and the
+    /// levels' part of them, as of the last [`ServerSim::refresh_ownership`].
+    mine: HashSet<EntityId>,
+    mine_levels: BTreeSet<EntityId>,
+    /// Secondary: entities came or went since `mine` was computed.
+    mine_stale: bool,
     /// Secondary: the topics of the first step are kept advertised (see `secondary_step`).
     topics_kept: bool,
     /// Secondary: the systems attached to performers' entities at load, by entity.
@@ -82,9 +88,9 @@ impl ServerSim<'_> {
         self.ownership.update(HashSet::new(), split_entities);
     }
 
-    /// Secondary: the entities simulated here (owned performers, levels held) to the ownership.
-    /// Answers (everything simulated here, the part of it that is levels' content).
-    fn refresh_ownership(&mut self) -> (HashSet<EntityId>, BTreeSet<EntityId>) {
+    /// Secondary: recomputes the entities simulated here (owned performers, levels held)
+    /// for the answers and the ownership systems see. Only needed when entities came or went.
+    fn refresh_ownership(&mut self) {
         let runner = &self.server.runners[0];
         let ecm = &runner.ecm;
         let models = split::performer_models(ecm);
@@ -99,11 +105,15 @@ impl ServerSim<'_> {
         mine.extend(levels.iter().copied());
         let all: Vec<EntityId> = models.values().flat_map(|&m| ecm.descendants(m)).chain(levels.iter().copied()).collect();
         self.ownership.update(mine.clone(), all);
-        (mine, levels)
+        self.mine = mine;
+        self.mine_levels = levels;
+        self.mine_stale = false;
     }
 
     /// Secondary: applies what the primary's systems changed (see [`split::primary_changes`]).
-    fn apply_forwarded(&mut self, order: &StepOrder) -> Result<(), String> {
+    /// Answers whether it applied anything.
+    fn apply_forwarded(&mut self, order: &StepOrder) -> Result<bool, String> {
+        let mut applied = false;
         for c in &order.commands {
             let performer = match c.kind.as_str() {
                 SHARED_STATE => None,
@@ -118,8 +128,9 @@ impl ServerSim<'_> {
             }
             let map = decode_state(&c.payload).map_err(|e| format!("the primary's forwarded state {:?}: {e}", c.kind))?;
             apply_state(&mut self.server.runners[0].ecm, &map).map_err(|e| format!("applying the primary's forwarded state: {e}"))?;
+            applied = true;
         }
-        Ok(())
+        Ok(applied)
     }
 }
 
@@ -188,28 +199,39 @@ impl Simulation for ServerSim<'_> {
                     return Err(format!("entity {id} was answered by both {first} and {peer}: two secondaries simulate it"));
                 }
             }
-            let mut answer = answer.clone();
+            // An entity the primary does not have (made by a secondary's system) is not
+            // taken: its id was allocated on that secondary alone.
             let ecm = &runner.ecm;
-            split::retain_entities(&mut answer, |id| ecm.has_entity(EntityId(id)));
-            apply_state(&mut runner.ecm, &answer).map_err(|e| format!("applying the answer of {peer}: {e}"))?;
-            split::note_applied(&mut applied, &answer);
+            let known;
+            let answer = if answer.entities.keys().all(|&id| ecm.has_entity(EntityId(id))) {
+                answer
+            } else {
+                let mut kept = answer.clone();
+                split::retain_entities(&mut kept, |id| ecm.has_entity(EntityId(id)));
+                log::debug!("distributed: {} entities of {peer}'s answer are unknown here; skipped", answer.entities.len() - kept.entities.len());
+                known = kept;
+                &known
+            };
+            apply_state(&mut runner.ecm, answer).map_err(|e| format!("applying the answer of {peer}: {e}"))?;
+            split::note_applied(&mut applied, answer);
         }
         let world = runner.world_entity();
-        let before: HashSet<EntityId> = runner.ecm.children(world).collect();
         runner.step(&mut s.loader, wall).map_err(|e| e.to_string())?;
         transport.after_step(runner, wall);
         self.last_iteration = runner.clock.iterations();
-        self.level_entities.extend(split::level_content(&runner.ecm, world));
-        if let Some(changes) = runner.take_changes() {
-            self.forward = split::primary_changes(&changes, &applied, &runner.ecm, world, &self.level_entities);
+        let Some(changes) = runner.take_changes() else { return Ok(()) };
+        // Models that appeared this step: a level's (loaded by the level manager, never
+        // forwarded), or spawned through the primary.
+        let new_top = split::new_top_level(&changes, world);
+        if !new_top.is_empty() {
+            self.level_entities.extend(split::level_content(&runner.ecm, world));
         }
+        self.forward = split::primary_changes(&changes, &applied, &runner.ecm, world, &self.level_entities);
         // A dynamic model spawned through the primary becomes a performer, assigned at the
         // next step like any other.
-        for model in split::unsplit_dynamic_models(&runner.ecm, world) {
-            if !before.contains(&model) {
-                let p = split::make_performer(&mut runner.ecm, model).map_err(|e| format!("making a spawned model a performer: {e}"))?;
-                log::info!("distributed: spawned dynamic model {model} is performer {p}");
-            }
+        for model in split::unsplit_among(&runner.ecm, world, &new_top) {
+            let p = split::make_performer(&mut runner.ecm, model).map_err(|e| format!("making a spawned model a performer: {e}"))?;
+            log::info!("distributed: spawned dynamic model {model} is performer {p}");
         }
         Ok(())
     }
@@ -258,12 +280,17 @@ impl Simulation for ServerSim<'_> {
         if !self.split_done {
             self.split_done = true;
             self.drop_unowned();
+            self.mine_stale = true;
         }
-        self.apply_forwarded(order)?;
+        if !order.take.is_empty() || !order.drop.is_empty() || self.apply_forwarded(order)? {
+            self.mine_stale = true;
+        }
         // The levels of the groups assigned here, for the level manager of this step.
         crate::distributed::levels::mark_assigned_levels(&mut self.server.runners[0].ecm, &order.levels)
             .map_err(|e| format!("the step's levels: {}", e.message))?;
-        let (before, before_levels) = self.refresh_ownership();
+        if self.mine_stale {
+            self.refresh_ownership();
+        }
         let s = &mut *self.server;
         let runner = &mut s.runners[0];
         runner.clock.paused = order.paused;
@@ -301,12 +328,26 @@ impl Simulation for ServerSim<'_> {
             // The reset restored every performer: drop those simulated elsewhere again.
             self.drop_unowned();
         }
-        let (after, _) = self.refresh_ownership();
+        // Entities came or went in the step (a level loaded or unloaded, a system's doing):
+        // what is simulated here is computed again; the usual step changes only values.
+        let came_or_went = reset || answer.entities.iter().any(|(&id, e)| e.remove || !self.mine.contains(&EntityId(id)));
+        let before = if came_or_went {
+            let before = (std::mem::take(&mut self.mine), std::mem::take(&mut self.mine_levels));
+            self.refresh_ownership();
+            Some(before)
+        } else {
+            None
+        };
         // What this secondary simulates after the step, and the removals its systems made in
         // its performers (a level it stopped holding is the new holder's to answer).
-        let removed: HashSet<u64> = answer.entities.iter().filter(|(_, e)| e.remove).map(|(&id, _)| id).collect();
+        let removed: HashSet<u64> =
+            if before.is_some() { answer.entities.iter().filter(|(_, e)| e.remove).map(|(&id, _)| id).collect() } else { HashSet::new() };
+        let mine = &self.mine;
         split::retain_entities(&mut answer, |id| {
-            after.contains(&EntityId(id)) || (removed.contains(&id) && before.contains(&EntityId(id)) && !before_levels.contains(&EntityId(id)))
+            let id = EntityId(id);
+            mine.contains(&id)
+                || before.as_ref().is_some_and(|(b, levels)| b.contains(&id) && !levels.contains(&id))
+                    && removed.contains(&id.0)
         });
         Ok(answer)
     }
@@ -389,6 +430,9 @@ impl Server {
             split_done: false,
             performer_systems: Vec::new(),
             topics_kept: false,
+            mine: HashSet::new(),
+            mine_levels: BTreeSet::new(),
+            mine_stale: true,
             forward: Forward::default(),
             level_entities: HashSet::new(),
             last_iteration: start_iterations,
