@@ -13,20 +13,24 @@
 //!   heartbeats.
 //!
 //! Everything heard arrives in one channel of [`Inbound`] events, read by the driver's
-//! single thread, which owns the state machine. Each connection has a reader thread blocked
-//! in nng's receive without a timeout. Receiving on the driver thread directly (one thread
-//! wake-up less per message, but nng's receive with a timeout, so the driver still sees its
-//! clock) was measured slower in `troupe-bench --only distributed` (median step-time ratio
-//! against bare nng 1.39 instead of 1.03 with 2 secondaries, 1.37 instead of 1.32 with 4):
-//! most likely because a receive with a timeout enters nng's timer queue (its timer thread
-//! is woken), which costs more than the channel hop.
+//! single thread, which owns the state machine. A connection receives through an nng `Aio`
+//! whose completion callback (on nng's own threads) puts the message in the channel and
+//! asks for the next one. Two other ways were measured slower in `troupe-bench --only
+//! distributed`:
+//! * a reader thread per connection blocked in nng's receive: one thread wake-up more per
+//!   message (median step-time ratio against bare nng 1.06-1.39 with 1 to 4 secondaries,
+//!   against 0.90-1.06 with the callback; the 1 + 3 split demo went from 1.15-1.29 of its
+//!   goal to 1.07-1.10);
+//! * receiving on the driver thread directly with a timeout, so the driver still sees its
+//!   clock (1.39 instead of 1.03 with 2 secondaries): a receive with a timeout enters nng's
+//!   timer queue, whose thread is woken.
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nng::options::{Options, RecvBufferSize, RecvTimeout, SendBufferSize};
-use nng::{PipeEvent, Protocol, Socket};
+use nng::{Aio, AioResult, PipeEvent, Protocol, Socket};
 
 use crate::distributed::messages::{Hello, Welcome};
 use plugin_api::prost::Message;
@@ -79,6 +83,8 @@ pub struct Link {
     pub addr: String,
     /// The connection (its first pipe), once there is one.
     pipe: FirstPipe,
+    /// The receive in progress (see [`Link::start_receiving`]); `None` only while opening.
+    receiver: Option<Aio>,
 }
 
 impl Link {
@@ -105,22 +111,27 @@ impl Link {
         Ok((sock, pipe))
     }
 
-    fn spawn_reader(&self, link: usize, tx: InboundTx) {
+    /// Receives on nng's own threads: each message is handed to the driver's channel from the
+    /// completion callback, which then asks for the next one.
+    fn start_receiving(&self, link: usize, tx: &InboundTx) -> Result<Aio, String> {
         let sock = self.sock.clone();
-        let _ = std::thread::Builder::new().name(format!("troupe-dist-link-{link}")).spawn(move || loop {
-            match sock.recv() {
-                Ok(m) => {
-                    if tx.send(Inbound::Msg { link, bytes: m.as_slice().to_vec() }).is_err() {
-                        return;
+        let tx = Mutex::new(tx.clone());
+        let aio = Aio::new(move |aio, result| match result {
+            AioResult::Recv(Ok(m)) => {
+                let sent = tx.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Msg { link, bytes: m.as_slice().to_vec() });
+                if sent.is_ok() {
+                    if let Err(e) = sock.recv_async(&aio) {
+                        log::warn!("distributed: receiving on connection {link}: {e}");
                     }
                 }
-                Err(nng::Error::Closed) => return,
-                Err(e) => {
-                    log::warn!("distributed: receiving on connection {link}: {e}");
-                    return;
-                }
             }
-        });
+            AioResult::Recv(Err(nng::Error::Closed | nng::Error::Canceled)) => {}
+            AioResult::Recv(Err(e)) => log::warn!("distributed: receiving on connection {link}: {e}"),
+            _ => {}
+        })
+        .map_err(nng_err("making a receiver"))?;
+        self.sock.recv_async(&aio).map_err(nng_err("receiving"))?;
+        Ok(aio)
     }
 
     /// A connection listening at `url` (tcp `host:0`, or an ipc path) for one peer.
@@ -128,8 +139,8 @@ impl Link {
         let (sock, pipe) = Self::open(link, tx)?;
         let listener = nng::Listener::new(&sock, url).map_err(nng_err(format!("listening on {url}")))?;
         let addr = bound_url(&listener, url);
-        let l = Link { sock, addr, pipe };
-        l.spawn_reader(link, tx.clone());
+        let mut l = Link { sock, addr, pipe, receiver: None };
+        l.receiver = Some(l.start_receiving(link, tx)?);
         Ok(l)
     }
 
@@ -137,8 +148,8 @@ impl Link {
     pub fn dial(link: usize, url: &str, tx: &InboundTx) -> Result<Link, String> {
         let (sock, pipe) = Self::open(link, tx)?;
         sock.dial(url).map_err(nng_err(format!("connecting to {url}")))?;
-        let l = Link { sock, addr: url.to_string(), pipe };
-        l.spawn_reader(link, tx.clone());
+        let mut l = Link { sock, addr: url.to_string(), pipe, receiver: None };
+        l.receiver = Some(l.start_receiving(link, tx)?);
         Ok(l)
     }
 
