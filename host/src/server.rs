@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 mod systems;
 
 pub use systems::request_for;
-pub(crate) use systems::attached_runs_here;
+pub(crate) use systems::{attached_runs_here, attached_runs_on_secondaries};
 use systems::*;
 
 /// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a

@@ -192,7 +192,7 @@ fn pause_step_set_pose_spawn_remove_and_reset_through_the_primary_do_what_they_d
 }
 
 #[test]
-fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary_simulates() {
+fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary_simulates_with_its_systems() {
     let dir = TestDir::new("split_spawn");
     let world = boxes_world(&dir);
     let phys = dir.write("physics.config", &server_config(PHYSICS));
@@ -200,15 +200,34 @@ fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary
     let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).arg("--config").arg(&phys).spawn()).collect();
     let mut p = primary(&dir, &world, 2).arg("--config").arg(&commands).spawn();
     p.wait_for_stderr("stepping");
+    // The ball carries a system: only the primary reads this SDF, and the system must run
+    // where the ball is simulated (it publishes the ball's own pose).
     call(
         &dir,
         "/world/w/create/blocking",
         "gz.msgs.EntityFactory",
-        r#"sdf: "<model name=\"ball\"><pose>20 0 5 0 0 0</pose><link name=\"l\"><inertial><mass>1</mass></inertial><collision name=\"c\"><geometry><sphere><radius>0.5</radius></sphere></geometry></collision></link></model>""#,
+        r#"sdf: "<model name=\"ball\"><pose>20 0 5 0 0 0</pose><link name=\"l\"><inertial><mass>1</mass></inertial><collision name=\"c\"><geometry><sphere><radius>0.5</radius></sphere></geometry></collision></link><plugin filename=\"gz-sim-pose-publisher-system\" name=\"gz::sim::systems::PosePublisher\"><publish_link_pose>false</publish_link_pose><publish_nested_model_pose>true</publish_nested_model_pose><publish_model_pose>true</publish_model_pose></plugin></model>""#,
     );
     step(&dir, 100, 100);
     let z = z_of(&dir, "ball");
     assert!(z < 4.97, "the ball falls on a secondary and the primary shows it: z = {z}");
+    // The echo connects to the secondary that publishes; steps go on until a pose came.
+    let echo = Troupe::topic(&dir).args(["-e", "-t", "/model/ball/pose", "-n", "1", "--duration", "60"]).spawn();
+    let deadline = Instant::now() + BOUND;
+    let mut at = 100;
+    while !echo.stdout_so_far().contains("position") {
+        assert!(Instant::now() < deadline, "nothing on /model/ball/pose from the ball's system:\n{}", echo.stderr_so_far());
+        at += 10;
+        step(&dir, 10, at);
+    }
+    let got = echo.wait();
+    let pose_z = got
+        .stdout
+        .split("position {")
+        .nth(1)
+        .and_then(|b| b.lines().find_map(|l| l.trim().strip_prefix("z: ")))
+        .and_then(|v| v.parse::<f64>().ok());
+    assert!(pose_z.is_some_and(|z| z < 4.97), "the ball's system publishes its falling pose:\n{}", got.stdout);
     call(&dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
     p.wait_within(BOUND).assert_code(0);
     let mut takes = 0;
@@ -216,6 +235,10 @@ fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary
         let out = s.wait_within(BOUND);
         out.assert_code(0);
         takes += out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).count();
+        // The ball's state goes to its owner with the hand-over only: no secondary holds a
+        // copy it does not simulate.
+        let copied = out.stderr.lines().any(|l| l.contains("from the primary's forwarded state") && l.contains("ball"));
+        assert!(!copied, "a secondary created the ball from the state for everyone:\n{}", out.stderr);
     }
     assert_eq!(takes, 1, "exactly one secondary took the spawned ball");
 }

@@ -105,6 +105,9 @@ pub struct WorldRunner {
     systems: Vec<SystemSlot>,
     order: Vec<usize>,
     queued: Vec<AttachedPlugin>,
+    /// Primary: attached systems that run on secondaries, not here (see
+    /// [`WorldRunner::take_withheld_systems`]).
+    withheld: Vec<(EntityId, plugin_api::msgs::Plugin)>,
     bus: Arc<EventBus>,
     role: NetworkRole,
     ownership: Arc<dyn Ownership>,
@@ -137,6 +140,7 @@ impl WorldRunner {
             systems: Vec::new(),
             order: Vec::new(),
             queued: Vec::new(),
+            withheld: Vec::new(),
             bus: Arc::new(EventBus::default()),
             role: NetworkRole::STANDALONE,
             ownership: Arc::new(OwnsAll),
@@ -358,6 +362,13 @@ impl WorldRunner {
         self.capture_changes = on;
     }
 
+    /// Primary: the systems attached to entities created since the last call that run on
+    /// secondaries instead (the primary read the SDF that named them; the secondaries did
+    /// not), as (entity, `Plugin` with the whole `<plugin>` element as its `innerxml`).
+    pub fn take_withheld_systems(&mut self) -> Vec<(EntityId, plugin_api::msgs::Plugin)> {
+        std::mem::take(&mut self.withheld)
+    }
+
     /// The changed state of the last step, when capturing (see
     /// [`capture_changes`](Self::capture_changes)).
     pub fn take_changes(&mut self) -> Option<plugin_api::msgs::SerializedStateMap> {
@@ -419,9 +430,15 @@ impl WorldRunner {
         Ok(())
     }
 
-    fn activate_queued(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
+    /// Starts the systems attached to entities created since (by a user command, the level
+    /// manager, a system): at the start of each step, or earlier when called.
+    pub(crate) fn activate_queued(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
         for attached in std::mem::take(&mut self.queued) {
             if !crate::server::attached_runs_here(&attached.plugin, attached.entity, self.role) {
+                if self.role == NetworkRole::PRIMARY && crate::server::attached_runs_on_secondaries(&attached.plugin) {
+                    let p = attached.plugin;
+                    self.withheld.push((attached.entity, plugin_api::msgs::Plugin { name: p.name, filename: p.filename, innerxml: p.xml, ..Default::default() }));
+                }
                 continue;
             }
             let plugin = attached.plugin;

@@ -55,6 +55,12 @@ pub(crate) fn attached_runs_here(plugin: &crate::sdf::PluginSdf, entity: EntityI
     }
 }
 
+/// Whether an attached system that does not run on the primary runs on secondaries: the
+/// primary then hands it to them (a model spawned through it: only the primary read its SDF).
+pub(crate) fn attached_runs_on_secondaries(plugin: &crate::sdf::PluginSdf) -> bool {
+    matches!(config::place(SystemKind::Attached, plugin.roles, RunRole::Secondary), Placement::Runs)
+}
+
 /// Adds the systems in order, reporting every library that cannot be found or loaded, not
 /// just the first.
 pub(super) fn add_systems(runner: &mut WorldRunner, loader: &mut PluginLoader, requests: Vec<SystemRequest>) -> Result<(), ServerError> {

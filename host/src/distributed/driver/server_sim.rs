@@ -23,6 +23,8 @@ const RESET: &str = "troupe.reset";
 const REWIND: &str = "troupe.rewind";
 const SHARED_STATE: &str = "troupe.state";
 const PERFORMER_STATE: &str = "troupe.performer_state";
+/// Systems attached to an entity the primary created (payload: a gz `EntityPlugin_V`).
+const SYSTEMS: &str = "troupe.systems";
 
 /// A server stepped by the driver.
 struct ServerSim<'a> {
@@ -43,10 +45,14 @@ struct ServerSim<'a> {
     mine_stale: bool,
     /// Secondary: the topics of the first step are kept advertised (see `secondary_step`).
     topics_kept: bool,
-    /// Secondary: the systems attached to performers' entities at load, by entity.
+    /// Secondary: the systems attached to performers' entities at load, and to entities the
+    /// primary created since (forwarded), by entity: they start where a performer is taken.
     performer_systems: Vec<(EntityId, plugin_api::msgs::Plugin)>,
     /// Primary: what its own systems changed at its last step, for the next step order.
     forward: Forward,
+    /// Primary: the systems attached to entities created at its last step, which run on
+    /// the secondaries (see [`crate::runner::WorldRunner::take_withheld_systems`]).
+    forward_systems: Vec<(EntityId, plugin_api::msgs::Plugin)>,
     /// Primary: every entity seen as a level's content (never forwarded).
     level_entities: HashSet<EntityId>,
     /// Primary: the iteration after its last step (a rewind goes below it).
@@ -110,6 +116,19 @@ impl ServerSim<'_> {
         self.mine_stale = false;
     }
 
+    /// Secondary: starts `systems` (attached to entities present here); `why` says how
+    /// they came, for their origin.
+    fn start_systems(&mut self, systems: &[(EntityId, plugin_api::msgs::Plugin)], why: &str) -> Result<(), String> {
+        for (entity, plugin) in systems {
+            let origin = format!("{why}: entity {entity}");
+            if let Some(req) = crate::server::request_for(&plugin.filename, &plugin.name, plugin.innerxml.clone(), origin, *entity) {
+                let s = &mut *self.server;
+                s.runners[0].add_system(&mut s.loader, req).map_err(|e| format!("a system of entity {entity} ({why}): {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Secondary: applies what the primary's systems changed (see [`split::primary_changes`]).
     /// Answers whether it applied anything.
     fn apply_forwarded(&mut self, order: &StepOrder) -> Result<bool, String> {
@@ -127,7 +146,15 @@ impl ServerSim<'_> {
                 continue;
             }
             let map = decode_state(&c.payload).map_err(|e| format!("the primary's forwarded state {:?}: {e}", c.kind))?;
-            apply_state(&mut self.server.runners[0].ecm, &map).map_err(|e| format!("applying the primary's forwarded state: {e}"))?;
+            let runner = &mut self.server.runners[0];
+            let world = runner.world_entity();
+            let created: Vec<EntityId> = split::new_top_level(&map, world).into_iter().filter(|&e| !runner.ecm.has_entity(e)).collect();
+            apply_state(&mut runner.ecm, &map).map_err(|e| format!("applying the primary's forwarded state: {e}"))?;
+            if !created.is_empty() {
+                let names: Vec<String> =
+                    created.iter().map(|&e| runner.ecm.get::<plugin_api::components::Name>(e).map_or_else(|| e.to_string(), |n| n.0)).collect();
+                log::info!("distributed: step {}: created {} from the primary's forwarded state", order.seq, names.join(", "));
+            }
             applied = true;
         }
         Ok(applied)
@@ -164,6 +191,14 @@ impl Simulation for ServerSim<'_> {
         }
         for (p, map) in &forward.performers {
             commands.push(command(format!("{PERFORMER_STATE} {p}"), map.encode_to_vec()));
+        }
+        for (entity, plugin) in std::mem::take(&mut self.forward_systems) {
+            let msg = plugin_api::msgs::EntityPluginV {
+                entity: Some(plugin_api::msgs::Entity { id: entity.0, ..Default::default() }),
+                plugins: vec![plugin],
+                ..Default::default()
+            };
+            commands.push(command(SYSTEMS, msg.encode_to_vec()));
         }
         let dt = if paused { 0 } else { runner.clock.step_ns.max(0) as u64 };
         StepInput {
@@ -226,13 +261,18 @@ impl Simulation for ServerSim<'_> {
         if !new_top.is_empty() {
             self.level_entities.extend(split::level_content(&runner.ecm, world));
         }
-        self.forward = split::primary_changes(&changes, &applied, &runner.ecm, world, &self.level_entities);
         // A dynamic model spawned through the primary becomes a performer, assigned at the
-        // next step like any other.
+        // next step like any other; its state goes down to its owner only (with the
+        // hand-over), so no other secondary holds a copy of it.
         for model in split::unsplit_among(&runner.ecm, world, &new_top) {
             let p = split::make_performer(&mut runner.ecm, model).map_err(|e| format!("making a spawned model a performer: {e}"))?;
             log::info!("distributed: spawned dynamic model {model} is performer {p}");
         }
+        self.forward = split::primary_changes(&changes, &applied, &runner.ecm, world, &self.level_entities);
+        // The systems attached to what was spawned, for the secondaries: in the same step
+        // order as the spawned model, as standalone starts them at the next step.
+        runner.activate_queued(&mut s.loader).map_err(|e| e.to_string())?;
+        self.forward_systems = runner.take_withheld_systems();
         Ok(())
     }
 
@@ -242,6 +282,15 @@ impl Simulation for ServerSim<'_> {
             log::info!("distributed: step {}: takes performers {:?}, drops {:?}", order.seq, order.take, order.drop);
         }
         let reset = order.commands.iter().any(|c| c.kind == RESET);
+        // Systems attached to what the primary created: kept for a later hand-over, started
+        // below where their entity is simulated (a taken performer's with the hand-over).
+        let mut forwarded_systems = Vec::new();
+        for c in order.commands.iter().filter(|c| c.kind == SYSTEMS) {
+            let msg = plugin_api::msgs::EntityPluginV::decode(c.payload.as_slice()).map_err(|e| format!("the primary's forwarded systems: {e}"))?;
+            let entity = EntityId(msg.entity.map_or(0, |e| e.id));
+            forwarded_systems.extend(msg.plugins.into_iter().map(|p| (entity, p)));
+        }
+        self.performer_systems.extend(forwarded_systems.iter().cloned());
         if reset {
             self.server.runners[0].request_reset();
         } else if order.commands.iter().any(|c| c.kind == REWIND) {
@@ -270,13 +319,8 @@ impl Simulation for ServerSim<'_> {
         }
         // The systems of a handed-over performer start afresh here (their state is not
         // carried: docs/distributed.md).
-        for (entity, plugin) in self.performer_systems.iter().filter(|(e, _)| taken.contains(e)) {
-            let origin = format!("hand-over of entity {entity}");
-            if let Some(req) = crate::server::request_for(&plugin.filename, &plugin.name, plugin.innerxml.clone(), origin, *entity) {
-                let s = &mut *self.server;
-                s.runners[0].add_system(&mut s.loader, req).map_err(|e| format!("a handed-over performer's system: {e}"))?;
-            }
-        }
+        let handed: Vec<_> = self.performer_systems.iter().filter(|(e, _)| taken.contains(e)).cloned().collect();
+        self.start_systems(&handed, "hand-over")?;
         if !self.split_done {
             self.split_done = true;
             self.drop_unowned();
@@ -285,6 +329,9 @@ impl Simulation for ServerSim<'_> {
         if !order.take.is_empty() || !order.drop.is_empty() || self.apply_forwarded(order)? {
             self.mine_stale = true;
         }
+        let ecm = &self.server.runners[0].ecm;
+        forwarded_systems.retain(|(e, _)| !taken.contains(e) && ecm.has_entity(*e));
+        self.start_systems(&forwarded_systems, "created through the primary")?;
         // The levels of the groups assigned here, for the level manager of this step.
         crate::distributed::levels::mark_assigned_levels(&mut self.server.runners[0].ecm, &order.levels)
             .map_err(|e| format!("the step's levels: {}", e.message))?;
@@ -325,7 +372,10 @@ impl Simulation for ServerSim<'_> {
         }
         let mut answer = runner.take_changes().unwrap_or_default();
         if reset {
-            // The reset restored every performer: drop those simulated elsewhere again.
+            // The reset restored every performer: drop those simulated elsewhere again. What
+            // was created since the start is gone, and so are its systems.
+            let ecm = &self.server.runners[0].ecm;
+            self.performer_systems.retain(|(e, _)| ecm.has_entity(*e));
             self.drop_unowned();
         }
         // Entities came or went in the step (a level loaded or unloaded, a system's doing):
@@ -434,6 +484,7 @@ impl Server {
             mine_levels: BTreeSet::new(),
             mine_stale: true,
             forward: Forward::default(),
+            forward_systems: Vec::new(),
             level_entities: HashSet::new(),
             last_iteration: start_iterations,
         };
