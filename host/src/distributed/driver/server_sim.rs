@@ -299,7 +299,7 @@ impl Simulation for ServerSim<'_> {
         // Affinities: the old owner removes at the end of this step, the new owner creates
         // the performer now, from the state the primary sent, before its systems run.
         let mut taken: HashSet<EntityId> = HashSet::new();
-        {
+        if !order.drop.is_empty() || !order.take.is_empty() {
             let ecm = &mut self.server.runners[0].ecm;
             let models = split::performer_models(ecm);
             for p in &order.drop {
