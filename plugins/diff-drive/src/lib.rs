@@ -68,8 +68,8 @@ mod odometry;
 pub use limiter::SpeedLimiter;
 pub use odometry::Odometry;
 
-use model_common::{find_joint, header, name_of, pose_msg, vec3_msg, Params};
-use plugin_api::components::{CanonicalLink, JointPosition, JointVelocityCmd, Model};
+use model_common::{find_joint, header, model_params, name_of, pose_msg, vec3_msg, Params};
+use plugin_api::components::{CanonicalLink, JointPosition, JointVelocityCmd};
 use plugin_api::math::{Pose, Quat, Vec3};
 use plugin_api::msgs;
 use plugin_api::{
@@ -109,11 +109,7 @@ pub struct Config {
 impl Config {
     /// Reads the element for `model`, checking every joint exists.
     pub fn parse(xml: &str, ecm: &impl EcmRead, model: EntityId) -> Result<Config, Error> {
-        let model_name = name_of(ecm, model);
-        let mut p = Params::parse(xml, format!("DiffDrive on model {model_name:?}"))?;
-        if !ecm.has::<Model>(model) {
-            return Err(Error(format!("DiffDrive must be attached to a model; entity {model} ({model_name:?}) is not one")));
-        }
+        let (mut p, model_name) = model_params(xml, ecm, model, "DiffDrive")?;
         let joints = |p: &mut Params, tag: &str| -> Vec<EntityId> {
             let names = p.texts(tag);
             if names.is_empty() {

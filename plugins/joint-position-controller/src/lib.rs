@@ -51,8 +51,8 @@
 //!
 //! (loaded by `tests/model_systems/joint_position.rs`).
 
-use model_common::{find_joint, name_of, Params, Pid};
-use plugin_api::components::{JointAxis2, JointForceCmd, JointPosition, JointType, JointVelocityCmd, Model};
+use model_common::{find_joint, model_params, Pid};
+use plugin_api::components::{JointAxis2, JointForceCmd, JointPosition, JointType, JointVelocityCmd};
 use plugin_api::msgs;
 use plugin_api::{Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, UpdateInfo};
 
@@ -87,13 +87,7 @@ impl System for JointPositionController {
     fn configure(&mut self, ctx: ConfigureContext<'_>) -> plugin_api::Result {
         let model = ctx.entity;
         let ecm = &ctx.ecm;
-        let model_name = name_of(ecm, model);
-        let mut p = Params::parse(ctx.xml, format!("JointPositionController on model {model_name:?}"))?;
-        if !ecm.has::<Model>(model) {
-            return Err(plugin_api::Error(format!(
-                "JointPositionController must be attached to a model; entity {model} ({model_name:?}) is not one"
-            )));
-        }
+        let (mut p, model_name) = model_params(ctx.xml, ecm, model, "JointPositionController")?;
         let names = p.texts("joint_name");
         if names.is_empty() {
             p.problem("at least one <joint_name> is required");

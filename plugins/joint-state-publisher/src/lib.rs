@@ -46,7 +46,7 @@
 //!
 //! (loaded by `tests/model_systems/joint_state.rs`).
 
-use model_common::{find_joint, joints_of, name_of, pose_msg, vec3_msg, Params};
+use model_common::{find_joint, joints_of, model_params, name_of, pose_msg, vec3_msg};
 use plugin_api::components::{
     ChildLinkName, JointAxis, JointForceCmd, JointPosition, JointVelocity, Model, ParentLinkName, World,
 };
@@ -107,13 +107,7 @@ impl System for JointStatePublisher {
     fn configure(&mut self, ctx: ConfigureContext<'_>) -> plugin_api::Result {
         let model = ctx.entity;
         let ecm = &ctx.ecm;
-        let model_name = name_of(ecm, model);
-        let mut p = Params::parse(ctx.xml, format!("JointStatePublisher on model {model_name:?}"))?;
-        if !ecm.has::<Model>(model) {
-            return Err(plugin_api::Error(format!(
-                "JointStatePublisher must be attached to a model; entity {model} ({model_name:?}) is not one"
-            )));
-        }
+        let (mut p, model_name) = model_params(ctx.xml, ecm, model, "JointStatePublisher")?;
         let names = p.texts("joint_name");
         let mut joints = Vec::new();
         if names.is_empty() {

@@ -4,7 +4,8 @@
 //! links in. It holds what several of them need and nothing else:
 //!
 //! * [`Params`]: reads a `<plugin>` element's parameters and collects every problem, so a
-//!   system fails once with all of them, each naming its element.
+//!   system fails once with all of them, each naming its element; [`model_params`] for a
+//!   system that must be attached to a model.
 //! * [`Pid`]: gz-math's PID (gains, integral and command clamps, offset).
 //! * [`topic_name`]: a topic as gz-transport would scope it.
 //! * [`find_joint`], [`find_path`], [`world_pose`], [`scoped_name`]: entity lookups.
@@ -20,6 +21,18 @@ use plugin_api::components::{Joint, Link, Model, Name, World};
 use plugin_api::math::{Pose, Vec3};
 use plugin_api::msgs;
 use plugin_api::{EcmRead, EntityId, UpdateInfo};
+
+/// The `<plugin>` parameters of model system `system` (its gz name, for messages) attached
+/// to `model`, and the model's name. An element that does not parse, or an entity that is
+/// not a model, is an error naming the system and the entity.
+pub fn model_params(xml: &str, ecm: &impl EcmRead, model: EntityId, system: &str) -> Result<(Params, String), plugin_api::Error> {
+    let model_name = name_of(ecm, model);
+    let params = Params::parse(xml, format!("{system} on model {model_name:?}"))?;
+    if !ecm.has::<Model>(model) {
+        return Err(plugin_api::Error(format!("{system} must be attached to a model; entity {model} ({model_name:?}) is not one")));
+    }
+    Ok((params, model_name))
+}
 
 /// A topic name as gz-transport makes it from what the XML says: surrounding spaces
 /// dropped, a leading `/` added to a relative name. Names with spaces inside, `//`, `~`,

@@ -61,7 +61,7 @@
 //!
 //! (loaded by `tests/model_systems/pose_publisher.rs`).
 
-use model_common::{name_of, scoped_name, Params};
+use model_common::{model_params, name_of, scoped_name, Params};
 use plugin_api::components::{
     CanonicalLink, ChildLinkName, Collision, JointType, Link, Model, ParentLinkName, Sensor, Visual, World,
 };
@@ -161,11 +161,7 @@ impl System for PosePublisher {
     fn configure(&mut self, ctx: ConfigureContext<'_>) -> plugin_api::Result {
         let model = ctx.entity;
         let ecm = &ctx.ecm;
-        let model_name = name_of(ecm, model);
-        let mut p = Params::parse(ctx.xml, format!("PosePublisher on model {model_name:?}"))?;
-        if !ecm.has::<Model>(model) {
-            return Err(plugin_api::Error(format!("PosePublisher must be attached to a model; entity {model} ({model_name:?}) is not one")));
-        }
+        let (mut p, _) = model_params(ctx.xml, ecm, model, "PosePublisher")?;
         let nested_model = p.value("publish_nested_model_pose", false);
         let frames = Frames {
             link: p.value("publish_link_pose", true),

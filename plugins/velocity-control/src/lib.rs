@@ -40,8 +40,8 @@
 //!
 //! (loaded by `tests/model_systems/velocity.rs`).
 
-use model_common::{name_of, vec3_from, Params};
-use plugin_api::components::{AngularVelocityCmd, Link, Model};
+use model_common::{model_params, vec3_from};
+use plugin_api::components::{AngularVelocityCmd, Link};
 use plugin_api::math::Vec3;
 use plugin_api::msgs;
 use plugin_api::{Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, UpdateInfo};
@@ -72,11 +72,7 @@ impl System for VelocityControl {
 
     fn configure(&mut self, ctx: ConfigureContext<'_>) -> plugin_api::Result {
         let model = ctx.entity;
-        let model_name = name_of(&ctx.ecm, model);
-        let mut p = Params::parse(ctx.xml, format!("VelocityControl on model {model_name:?}"))?;
-        if !ctx.ecm.has::<Model>(model) {
-            return Err(plugin_api::Error(format!("VelocityControl must be attached to a model; entity {model} ({model_name:?}) is not one")));
-        }
+        let (mut p, model_name) = model_params(ctx.xml, &ctx.ecm, model, "VelocityControl")?;
         let topic = p.topic("topic", &format!("/model/{model_name}/cmd_vel"));
         let lin = p.vec3("initial_linear");
         let ang = p.vec3("initial_angular");
