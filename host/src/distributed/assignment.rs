@@ -288,4 +288,4 @@ fn min_cost_assignment(cost: &[Vec<i64>]) -> Vec<usize> {
 
 #[cfg(test)]
 #[path = "assignment_tests.rs"]
-mod tests;
+pub(crate) mod tests;

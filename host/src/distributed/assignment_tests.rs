@@ -3,12 +3,14 @@
 
 use super::*;
 
-const L1: LevelId = 1;
-const L2: LevelId = 2;
-const L3: LevelId = 3;
-const P1: PerformerId = 11;
-const P2: PerformerId = 12;
-const P3: PerformerId = 13;
+// Seed 001's names for its worked examples' levels and performers (the protocol's
+// machine tests use them too).
+pub(crate) const L1: LevelId = 1;
+pub(crate) const L2: LevelId = 2;
+pub(crate) const L3: LevelId = 3;
+pub(crate) const P1: PerformerId = 11;
+pub(crate) const P2: PerformerId = 12;
+pub(crate) const P3: PerformerId = 13;
 const S1: usize = 0;
 const S2: usize = 1;
 const S3: usize = 2;

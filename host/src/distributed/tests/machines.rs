@@ -2,6 +2,7 @@
 //! timeouts, stop at a step boundary.
 
 use super::*;
+use crate::distributed::assignment::tests::{L1, L2, L3, P1, P2, P3};
 use crate::distributed::messages::{envelope::Body, Role};
 use crate::distributed::peer::envelope;
 
@@ -325,13 +326,6 @@ fn a_stop_during_the_handshake_ends_joined_and_joining_secondaries_cleanly() {
 }
 
 // ---- Levels: which secondary holds which level (seed 001's worked examples).
-
-const L1: LevelId = 1;
-const L2: LevelId = 2;
-const L3: LevelId = 3;
-const P1: PerformerId = 11;
-const P2: PerformerId = 12;
-const P3: PerformerId = 13;
 
 /// Begins a step with `m`, delivers it, and answers it on every secondary; returns each
 /// secondary's order and the step message the primary sent.
