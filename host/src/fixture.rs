@@ -160,3 +160,40 @@ impl TestFixture {
         &mut self.server
     }
 }
+
+/// Lines logged at info level or above since [`capture_log`], as `[LEVEL] target: text`.
+static CAPTURED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= log::Level::Info
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            CAPTURED.lock().unwrap_or_else(|e| e.into_inner()).push(format!("[{}] {}: {}", r.level(), r.target(), r.args()));
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// Makes this process keep what the host and its plugins log at info level or above, for
+/// [`captured_log`]. For test binaries that check messages (a warning a system logs); the
+/// first call installs the process's logger, later calls do nothing.
+///
+/// # Panics
+/// When another logger is already installed in this process.
+pub fn capture_log() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        log::set_boxed_logger(Box::new(Capture)).expect("no other logger in this test binary");
+        log::set_max_level(log::LevelFilter::Info);
+    });
+}
+
+/// The lines logged since [`capture_log`] in this process (nextest runs each test in a
+/// process of its own), as `[LEVEL] target: text`.
+pub fn captured_log() -> Vec<String> {
+    CAPTURED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}

@@ -2,7 +2,6 @@
 //! captured log lines.
 
 use plugin_api::prost::Message;
-use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 use troupe::fixture::TestFixture;
 use troupe::server::ServerOptions;
@@ -45,7 +44,7 @@ pub const SPAWNED: &str = r#"<model name="spawned"><pose>4 5 6 0 0 0</pose><link
 
 /// The test world loaded and running, with plugin logs from warnings up.
 pub fn fixture(params: &str) -> TestFixture {
-    install_log_capture();
+    troupe::fixture::capture_log();
     // Without the default config's systems: its physics would move the models these tests
     // read poses of. (nextest runs each test in a process of its own.)
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
@@ -102,31 +101,7 @@ pub fn run_until(f: &mut TestFixture, sub: &Subscription, mut done: impl FnMut(&
     }
 }
 
-static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-struct Capture;
-
-impl log::Log for Capture {
-    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
-        m.level() <= log::Level::Info
-    }
-    fn log(&self, r: &log::Record<'_>) {
-        if self.enabled(r.metadata()) {
-            LINES.lock().unwrap().push(format!("[{}] {}: {}", r.level(), r.target(), r.args()));
-        }
-    }
-    fn flush(&self) {}
-}
-
-fn install_log_capture() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        log::set_boxed_logger(Box::new(Capture)).expect("no other logger in this test binary");
-        log::set_max_level(log::LevelFilter::Info);
-    });
-}
-
-/// The log lines captured so far (this process: nextest runs each test in its own).
+/// The log lines captured so far (see [`troupe::fixture::captured_log`]).
 pub fn log_lines() -> Vec<String> {
-    LINES.lock().unwrap().clone()
+    troupe::fixture::captured_log()
 }

@@ -1,7 +1,6 @@
 //! World builders, message capture and log capture shared by the sensor tests.
 
 use plugin_api::prost::Message;
-use std::sync::{Mutex, Once};
 use troupe::fixture::TestFixture;
 use troupe::server::ServerOptions;
 use troupe::transport::Subscription;
@@ -72,7 +71,7 @@ pub fn sensor(name: &str, kind: &str, rate: f64, inner: &str) -> String {
 
 /// Loads a world with the default server config's systems off.
 pub fn load(sdf: &str) -> TestFixture {
-    install();
+    troupe::fixture::capture_log();
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
     TestFixture::with_options(ServerOptions {
         world_text: Some((sdf.to_string(), "<sensors test world>".into())),
@@ -107,31 +106,7 @@ pub fn topic(model: &str, link: &str, sensor: &str, suffix: &str) -> String {
     format!("/world/w/model/{model}/link/{link}/sensor/{sensor}/{suffix}")
 }
 
-static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-struct Capture;
-
-impl log::Log for Capture {
-    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
-        m.level() <= log::Level::Info
-    }
-    fn log(&self, r: &log::Record<'_>) {
-        if self.enabled(r.metadata()) {
-            LINES.lock().unwrap().push(format!("[{}] {}: {}", r.level(), r.target(), r.args()));
-        }
-    }
-    fn flush(&self) {}
-}
-
-pub fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        log::set_boxed_logger(Box::new(Capture)).expect("no other logger in this test binary");
-        log::set_max_level(log::LevelFilter::Info);
-    });
-}
-
-/// The log lines captured so far (this process: nextest runs each test in its own).
+/// The log lines captured so far (see [`troupe::fixture::captured_log`]).
 pub fn log_lines() -> Vec<String> {
-    LINES.lock().unwrap().clone()
+    troupe::fixture::captured_log()
 }

@@ -7,7 +7,7 @@ use troupe::fixture::TestFixture;
 
 #[test]
 fn the_documented_example_world_publishes_every_sensor() {
-    install();
+    troupe::fixture::capture_log();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../worlds/sensors.sdf");
     let mut f = TestFixture::from_file(path).unwrap().finalize().unwrap();
     let imu = subscribe(&mut f, "/world/sensors/model/ball/link/link/sensor/imu/imu", "gz.msgs.IMU");
