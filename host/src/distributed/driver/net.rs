@@ -115,11 +115,11 @@ impl Link {
     /// completion callback, which then asks for the next one.
     fn start_receiving(&self, link: usize, tx: &InboundTx) -> Result<Aio, String> {
         let sock = self.sock.clone();
-        let tx = Mutex::new(tx.clone());
+        let tx = tx.clone();
         let aio = Aio::new(move |aio, result| match result {
             AioResult::Recv(Ok(m)) => {
-                let sent = tx.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Msg { link, bytes: m.as_slice().to_vec() });
-                if sent.is_ok() {
+                // A send fails only once the driver is gone: then nothing more is asked for.
+                if tx.send(Inbound::Msg { link, bytes: m.as_slice().to_vec() }).is_ok() {
                     if let Err(e) = sock.recv_async(&aio) {
                         log::warn!("distributed: receiving on connection {link}: {e}");
                     }
