@@ -31,6 +31,21 @@ fn entering_a_buffer_without_entering_the_level_loads_it() {
 }
 
 #[test]
+fn a_performer_the_host_makes_after_load_is_followed_like_the_world_files() {
+    let mut w = r1_alone();
+    assert!(!w.level_loaded("L3"));
+    // As the primary of a distributed run does with a dynamic model spawned through it.
+    let r4 = w.id("R4").unwrap();
+    troupe::distributed::split::make_performer(&mut w.f.runner_mut().ecm, r4).unwrap();
+    w.f.run(1).unwrap();
+    assert!(w.performer_levels("R4_performer").is_empty(), "R4 is in no level yet");
+    w.goto("R4", -5.0, -5.0);
+    assert!(w.level_loaded("L3"), "R4 walked into L3");
+    assert!(w.models().contains("M4"));
+    assert_eq!(w.performer_levels("R4_performer"), ["L3"]);
+}
+
+#[test]
 fn closed_boxes_touching_counts() {
     let mut w = r1_alone();
     // R1 at x = -2.5 spans -3..-2: it touches L2's buffer face at x = -2.

@@ -15,7 +15,8 @@
 //!
 //! Standalone and on the primary (`Host::network_role()` STANDALONE or PRIMARY) the rule
 //! above decides; the primary keeps every performer loaded and decides from the poses the
-//! secondaries report. On a **secondary** the system decides nothing: the host writes
+//! secondaries report. A performer entity made after load by someone else (the host makes a
+//! dynamic model spawned in a distributed run one) counts from the step after it appeared. On a **secondary** the system decides nothing: the host writes
 //! `LevelAssigned` on every level entity before each step (true for the levels the primary
 //! assigned to this secondary: those its performers are in), and in that step's pre_update
 //! the system loads each level whose `LevelAssigned` is true and unloads each whose
@@ -150,13 +151,8 @@ impl System for LevelManager {
             self.performer_models(&ctx.ecm);
             return Ok(());
         }
-        for id in ctx.ecm.entities_with(&[Performer::ID]) {
-            let Some(model) = ctx.ecm.parent(id).filter(|m| ctx.ecm.has::<Model>(*m)) else {
-                log::warn!("performer {id} is not attached to a model; ignored");
-                continue;
-            };
-            self.add_performer(&mut ctx.ecm, id, model)?;
-        }
+        let performers = ctx.ecm.entities_with(&[Performer::ID]);
+        self.adopt_performers(&mut ctx.ecm, performers)?;
         let name = format!("/world/{}/level/set_performer", ctx.host.world_name());
         self.service = Some(ctx.host.offer_service(&name)?);
         if self.enabled && self.performers.is_empty() {
@@ -168,6 +164,12 @@ impl System for LevelManager {
     fn pre_update(&mut self, _info: &UpdateInfo, ecm: &mut Ecm<'_>) -> plugin_api::Result {
         if self.secondary {
             return self.follow_assignment(ecm);
+        }
+        // Performers made since the last step by the host (a dynamic model spawned in a
+        // distributed run becomes one) count like those of the world file.
+        let made = ecm.new_entities_with(&[Performer::ID]);
+        if !made.is_empty() {
+            self.adopt_performers(ecm, made)?;
         }
         self.serve_set_performer(ecm)?;
         self.update_levels(ecm)
@@ -201,6 +203,21 @@ impl LevelManager {
         }
         self.set = LevelSet { levels };
         self.loaded = loaded;
+        Ok(())
+    }
+
+    /// Records the performer entities `ids` not recorded yet (each attached to a model).
+    fn adopt_performers(&mut self, ecm: &mut Ecm<'_>, ids: Vec<EntityId>) -> plugin_api::Result {
+        for id in ids {
+            if self.performers.iter().any(|p| p.id == id) {
+                continue;
+            }
+            let Some(model) = ecm.parent(id).filter(|m| ecm.has::<Model>(*m)) else {
+                log::warn!("performer {id} is not attached to a model; ignored");
+                continue;
+            };
+            self.add_performer(ecm, id, model)?;
+        }
         Ok(())
     }
 
