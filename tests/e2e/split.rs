@@ -97,18 +97,24 @@ fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) {
 fn wait_for_iteration(dir: &TestDir, what: &str, done: impl Fn(u64) -> bool) {
     let deadline = Instant::now() + BOUND;
     loop {
-        let stats = Troupe::topic(dir).args(["-e", "-t", "/world/w/stats", "-n", "1", "--duration", "20"]).run();
-        // Protobuf text leaves out zero fields: a message without the line is at 0.
-        let at = match stats.stdout.lines().find_map(|l| l.trim().strip_prefix("iterations: ")) {
-            Some(v) => v.parse::<u64>().ok(),
-            None if stats.stdout.contains("paused") => Some(0),
-            None => None,
-        };
+        let (at, stats) = stats_iteration(dir);
         if at.is_some_and(&done) {
             return;
         }
         assert!(Instant::now() < deadline, "the world never reached iteration {what}:\n{stats}");
     }
+}
+
+/// The iteration of world `w`'s next statistics message, and the echo that read it.
+fn stats_iteration(dir: &TestDir) -> (Option<u64>, Output) {
+    let stats = Troupe::topic(dir).args(["-e", "-t", "/world/w/stats", "-n", "1", "--duration", "20"]).run();
+    // Protobuf text leaves out zero fields: a message without the line is at 0.
+    let at = match stats.stdout.lines().find_map(|l| l.trim().strip_prefix("iterations: ")) {
+        Some(v) => v.parse::<u64>().ok(),
+        None if stats.stdout.contains("paused") => Some(0),
+        None => None,
+    };
+    (at, stats)
 }
 
 /// Waits until the world's statistics say `iterations`.
@@ -290,7 +296,8 @@ fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone()
         }
     }
     handovers.sort();
-    assert!(!handovers.is_empty(), "the shapes meet in one level: a hand-over, got none");
+    // They meet once and stay in touching levels to the end: one hand-over, no ping-pong.
+    assert_eq!(handovers.len(), 1, "the shapes meet in one level: exactly one hand-over, got them at steps {handovers:?}");
     let alone = Troupe::sim(&dir)
         .args(["-r", "--iterations", n, "--record-path"])
         .arg(dir.join("standalone.tlog"))
@@ -385,6 +392,57 @@ fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_
         takes.extend(out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).map(str::to_string));
     }
     assert_eq!(takes.len(), 1, "a was handed over once: {takes:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    echo.signal("TERM");
+    let got = echo.wait();
+    let t = stamps(&got.stdout);
+    assert!(t.len() >= 100, "about 100 samples a second for over a second: {}", t.len());
+    for w in t.windows(2) {
+        assert!(w[1] > w[0] && w[1] - w[0] <= 10_000_000, "a gap or a repeat in sim time: {} ns then {} ns", w[0], w[1]);
+    }
+}
+
+#[test]
+fn an_imu_on_a_spawned_performer_keeps_publishing_without_a_gap_when_it_is_handed_over() {
+    let dir = TestDir::new("split_spawned_imu");
+    let world = imu_world(&dir);
+    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).spawn()).collect();
+    let mut p = primary(&dir, &world, 2).spawn();
+    p.wait_for_stderr("stepping");
+    // Spawned into a's level, so a's secondary simulates it; only that secondary's IMU
+    // system advertises /imu_c, and the others learn the topic from its answer.
+    call(
+        &dir,
+        "/world/w/create/blocking",
+        "gz.msgs.EntityFactory",
+        r#"sdf: "<model name=\"c\"><pose>-1.3 -1.3 0.5 0 0 0</pose><link name=\"l\"><inertial><mass>1</mass></inertial><collision name=\"c\"><geometry><box><size>1 1 1</size></box></geometry></collision><sensor name=\"imu\" type=\"imu\"><update_rate>100</update_rate><topic>/imu_c</topic></sensor></link></model>""#,
+    );
+    let echo = Troupe::topic(&dir).args(["-e", "-t", "/imu_c", "--duration", "120"]).spawn();
+    call(&dir, "/world/w/control", "gz.msgs.WorldControl", "pause: false");
+    let deadline = Instant::now() + BOUND;
+    while !echo.stdout_so_far().contains("stamp") {
+        assert!(Instant::now() < deadline, "nothing on /imu_c:\n{}", echo.stderr_so_far());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Half a second more (at real time), for the echo to find every secondary's /imu_c.
+    let now = match stats_iteration(&dir) {
+        (Some(at), _) => at,
+        (None, stats) => panic!("no statistics from the primary:\n{stats}"),
+    };
+    wait_until_iteration_at_least(&dir, now + 500);
+    // Into b's level: c joins b's group and is handed over to b's secondary.
+    call(&dir, "/world/w/set_pose", "gz.msgs.Pose", "name: \"c\", position { x: 21.5, y: 0, z: 0.5 }");
+    wait_until_iteration_at_least(&dir, now + 1500);
+    call(&dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
+    p.wait_within(BOUND).assert_code(0);
+    let mut takers = Vec::new();
+    for (i, s) in secondaries.into_iter().enumerate() {
+        let out = s.wait_within(BOUND);
+        out.assert_code(0);
+        takers.extend(out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).map(|l| (i, l.to_string())));
+    }
+    // c is taken twice: when spawned, and by the other secondary when handed over.
+    assert!(takers.len() == 2 && takers[0].0 != takers[1].0, "c spawned on one secondary, handed over to the other: {takers:?}");
     std::thread::sleep(Duration::from_millis(500));
     echo.signal("TERM");
     let got = echo.wait();

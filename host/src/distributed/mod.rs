@@ -36,8 +36,10 @@ pub use secondary::{Secondary, SecondaryConfig, SecondaryEvent, StepOrder};
 
 /// The protocol version every message carries; peers with another version are refused.
 /// Version 2: the step carries which secondary holds each level (`Step.levels`); a
-/// version-1 secondary would ignore it and hold the wrong levels.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// version-1 secondary would ignore it and hold the wrong levels. Version 3: an answer
+/// carries the topics the secondary's systems advertised since its previous one
+/// (`StepAnswer.topics`), which every secondary then keeps advertised.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 #[cfg(test)]
 mod tests;

@@ -71,6 +71,9 @@ pub enum PrimaryEvent {
         seq: u64,
         /// Each secondary's answer, in secondary index order.
         answers: Vec<(PeerRef, SerializedStateMap)>,
+        /// The topics the secondaries' systems advertised since their previous answers
+        /// (each once, in secondary index order), for every secondary to keep advertised.
+        topics: Vec<messages::Topic>,
     },
     /// Something the log should show that does not end the run.
     Warning(String),
@@ -89,7 +92,7 @@ enum Phase {
     Joining { since: Duration },
     Enabling { since: Duration, last_sent: Duration, acked: BTreeSet<String> },
     Ready,
-    Stepping { step: messages::Step, since: Duration, last_sent: Duration, answers: BTreeMap<String, SerializedStateMap> },
+    Stepping { step: messages::Step, since: Duration, last_sent: Duration, answers: BTreeMap<String, (SerializedStateMap, Vec<messages::Topic>)> },
     Stopping { after_seq: u64, since: Duration, last_sent: Duration, acked: BTreeSet<String> },
     Ended,
 }
@@ -328,7 +331,7 @@ impl Primary {
             self.duplicates += 1;
             return;
         }
-        answers.insert(id, a.state.unwrap_or_default());
+        answers.insert(id, (a.state.unwrap_or_default(), a.topics));
         if answers.len() < self.secondaries.len() {
             return;
         }
@@ -336,8 +339,18 @@ impl Primary {
         let mut answers = std::mem::take(answers);
         self.completed_seq = seq;
         self.phase = Phase::Ready;
-        let ordered = self.secondaries.iter().map(|(id, p)| (p.info.clone(), answers.remove(id).unwrap_or_default())).collect();
-        self.events.push_back(PrimaryEvent::StepComplete { seq, answers: ordered });
+        let mut topics: Vec<messages::Topic> = Vec::new();
+        let mut ordered = Vec::with_capacity(answers.len());
+        for (id, p) in &self.secondaries {
+            let (state, advertised) = answers.remove(id).unwrap_or_default();
+            for t in advertised {
+                if !topics.contains(&t) {
+                    topics.push(t);
+                }
+            }
+            ordered.push((p.info.clone(), state));
+        }
+        self.events.push_back(PrimaryEvent::StepComplete { seq, answers: ordered, topics });
         if self.stop_requested {
             self.start_stopping(now);
         }

@@ -310,12 +310,13 @@ impl Secondary {
     }
 
     /// Reports that the driver ran step `seq`; `state` is the changed state of the
-    /// performers this secondary owns. Errors if `seq` is not the step in progress.
-    pub fn complete_step(&mut self, seq: u64, state: SerializedStateMap) -> Result<(), String> {
+    /// performers this secondary owns, `topics` those its systems advertised since its
+    /// previous answer. Errors if `seq` is not the step in progress.
+    pub fn complete_step(&mut self, seq: u64, state: SerializedStateMap, topics: Vec<messages::Topic>) -> Result<(), String> {
         if self.phase != Phase::Enabled || self.in_progress != Some(seq) {
             return Err(format!("step {seq} is not in progress (in progress: {:?})", self.in_progress));
         }
-        let msg = envelope(Body::Answer(messages::StepAnswer { peer: Some(self.me()), seq, state: Some(state) }));
+        let msg = envelope(Body::Answer(messages::StepAnswer { peer: Some(self.me()), seq, state: Some(state), topics }));
         self.last_answer = Some(msg.clone());
         self.in_progress = None;
         self.answered_seq = seq;

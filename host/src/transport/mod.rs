@@ -280,6 +280,8 @@ struct Inner {
     /// Subscriptions in this process, so that `has_subscribers` costs two atomic loads
     /// when nobody listens at all (the common case of a world's clock and stats).
     local_subscriptions: std::sync::atomic::AtomicUsize,
+    /// Advertisements made so far (see [`Node::advertisements`]).
+    advertisements: AtomicU64,
 }
 
 /// This process's end of the transport. Cheap to clone.
@@ -296,6 +298,7 @@ impl Inner {
             state: Mutex::new(State::default()),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
+            advertisements: AtomicU64::new(0),
             net,
             local_subscriptions: std::sync::atomic::AtomicUsize::new(0),
         }
@@ -381,6 +384,7 @@ impl Node {
         let id = self.next_id();
         let publisher = Publisher { topic: topic.to_string(), msg_type: msg_type.to_string(), options, seq: 0, last_sent: None };
         self.inner.state.lock().unwrap().publishers.insert(id, publisher);
+        self.inner.advertisements.fetch_add(1, Ordering::Relaxed);
         if let Some(net) = &self.inner.net {
             net.list(|e| {
                 e.topics.insert((topic.to_string(), msg_type.to_string()));
@@ -655,6 +659,12 @@ impl Node {
             Some(n) => n.peers(),
             None => Vec::new(),
         }
+    }
+
+    /// How many advertisements this node has made (it only grows): while it stays the same,
+    /// [`Node::own_topics`] has gained nothing.
+    pub fn advertisements(&self) -> u64 {
+        self.inner.advertisements.load(Ordering::Relaxed)
     }
 
     /// The topics this node's publishers advertise: (name, type).

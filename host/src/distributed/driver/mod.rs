@@ -30,7 +30,7 @@ use plugin_api::msgs::SerializedStateMap;
 use plugin_api::prost::Message;
 
 use self::net::{Inbound, InboundTx, JoinServer, Link};
-use super::messages::{Envelope, ErrorCause, Hello, Role as WireRole, Welcome};
+use super::messages::{Envelope, ErrorCause, Hello, Role as WireRole, Topic, Welcome};
 use super::settings::{NetworkSettings, Role};
 use super::{
     fingerprint, Cause, Destination, Membership, Outcome, PeerRef, PerformerId, Primary, PrimaryConfig, PrimaryEvent, RunError, Secondary,
@@ -58,6 +58,14 @@ pub trait Simulation {
     fn enabled(&mut self, _index: usize, _count: usize) {}
     /// Secondary: runs the ordered step and answers the changed state.
     fn secondary_step(&mut self, order: &StepOrder) -> Result<SerializedStateMap, String>;
+    /// Secondary, after each step: the topics its systems advertised since the last call
+    /// (the first step's excepted), sent with the answer.
+    fn new_topics(&mut self) -> Vec<Topic> {
+        Vec::new()
+    }
+    /// Primary: topics the secondaries' systems advertised (from their answers), to pass on
+    /// to every secondary.
+    fn topics_advertised(&mut self, _topics: Vec<Topic>) {}
     /// Primary: whether the run should end normally now (iterations reached, a stop
     /// request).
     fn should_stop(&self) -> bool;
@@ -218,8 +226,11 @@ pub fn run_primary(
                     let names: Vec<String> = list.iter().map(|r| r.to_string()).collect();
                     eprintln!("troupe: all {} secondaries joined: {}; stepping", list.len(), names.join(", "));
                 }
-                PrimaryEvent::StepComplete { seq, answers } => {
+                PrimaryEvent::StepComplete { seq, answers, topics } => {
                     in_flight = false;
+                    if !topics.is_empty() {
+                        sim.topics_advertised(topics);
+                    }
                     if let Err(e) = sim.primary_step(&answers) {
                         p.machine.abort(now(), format!("the primary's own step failed: {e}"));
                     }
@@ -537,7 +548,7 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
                     let order = steps.remove(0);
                     match sim.secondary_step(&order) {
                         Ok(state) => {
-                            if let Err(e) = machine.complete_step(order.seq, state) {
+                            if let Err(e) = machine.complete_step(order.seq, state, sim.new_topics()) {
                                 log::warn!("distributed: {e}");
                             }
                         }

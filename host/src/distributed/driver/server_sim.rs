@@ -11,7 +11,7 @@ use plugin_api::prost::Message;
 use plugin_api::EntityId;
 
 use super::{run_primary, run_secondary, DriverConfig, DriverError, Simulation};
-use crate::distributed::messages::ForwardedCommand;
+use crate::distributed::messages::{ForwardedCommand, Topic, TopicList};
 use crate::distributed::settings::Role;
 use crate::distributed::split::{self, Forward, SplitOwnership};
 use crate::distributed::{fingerprint, Membership, Outcome, PeerRef, PerformerId, StepInput, StepOrder};
@@ -25,6 +25,8 @@ const SHARED_STATE: &str = "troupe.state";
 const PERFORMER_STATE: &str = "troupe.performer_state";
 /// Systems attached to an entity the primary created (payload: a gz `EntityPlugin_V`).
 const SYSTEMS: &str = "troupe.systems";
+/// Topics a secondary's systems advertised after the first step (payload: a `TopicList`).
+const TOPICS: &str = "troupe.topics";
 
 /// A server stepped by the driver.
 struct ServerSim<'a> {
@@ -45,6 +47,10 @@ struct ServerSim<'a> {
     mine_stale: bool,
     /// Secondary: the topics of the first step are kept advertised (see `secondary_step`).
     topics_kept: bool,
+    /// Secondary: the topics advertised here (by its systems, or kept for another
+    /// secondary's), and the node's advertisement count when they were last listed.
+    topics_known: HashSet<(String, String)>,
+    advertisements_seen: u64,
     /// Secondary: the systems attached to performers' entities at load, and to entities the
     /// primary created since (forwarded), by entity: they start where a performer is taken.
     performer_systems: Vec<(EntityId, plugin_api::msgs::Plugin)>,
@@ -53,6 +59,8 @@ struct ServerSim<'a> {
     /// Primary: the systems attached to entities created at its last step, which run on
     /// the secondaries (see [`crate::runner::WorldRunner::take_withheld_systems`]).
     forward_systems: Vec<(EntityId, plugin_api::msgs::Plugin)>,
+    /// Primary: topics the secondaries advertised since the last step order, for all of them.
+    forward_topics: Vec<Topic>,
     /// Primary: every entity seen as a level's content (never forwarded).
     level_entities: HashSet<EntityId>,
     /// Primary: the iteration after its last step (a rewind goes below it).
@@ -129,6 +137,24 @@ impl ServerSim<'_> {
         Ok(())
     }
 
+    /// Secondary: keeps advertised the topics another secondary's systems advertised (the
+    /// primary passes them on), so their subscribers are connected here too when their
+    /// publisher is handed over to this secondary later.
+    fn keep_topics(&mut self, order: &StepOrder) -> Result<(), String> {
+        for c in order.commands.iter().filter(|c| c.kind == TOPICS) {
+            let list = TopicList::decode(c.payload.as_slice()).map_err(|e| format!("the primary's forwarded topics: {e}"))?;
+            let node = self.server.runners[0].node();
+            for t in list.topics {
+                if self.topics_known.insert((t.name.clone(), t.msg_type.clone())) {
+                    if let Err(e) = node.advertise(&t.name, &t.msg_type, crate::transport::TopicOptions::default()) {
+                        log::warn!("distributed: keeping topic {} advertised: {e}", t.name);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Secondary: applies what the primary's systems changed (see [`split::primary_changes`]).
     /// Answers whether it applied anything.
     fn apply_forwarded(&mut self, order: &StepOrder) -> Result<bool, String> {
@@ -175,6 +201,10 @@ impl Simulation for ServerSim<'_> {
         let (runner, transport) = (&mut self.server.runners[0], &mut self.server.transports[0]);
         transport.before_step(runner);
         let mut commands = Vec::new();
+        if !self.forward_topics.is_empty() {
+            let list = TopicList { topics: std::mem::take(&mut self.forward_topics) };
+            commands.push(command(TOPICS, list.encode_to_vec()));
+        }
         let forward = std::mem::take(&mut self.forward);
         if runner.reset_pending() {
             // The primary resets in its step; the secondaries in theirs, to the same clock.
@@ -212,6 +242,21 @@ impl Simulation for ServerSim<'_> {
 
     fn membership(&self) -> Membership {
         crate::distributed::levels::membership(&self.server.runners[0].ecm)
+    }
+
+    fn topics_advertised(&mut self, topics: Vec<Topic>) {
+        self.forward_topics.extend(topics);
+    }
+
+    fn new_topics(&mut self) -> Vec<Topic> {
+        let node = self.server.runners[0].node();
+        let count = node.advertisements();
+        if !self.topics_kept || count == self.advertisements_seen {
+            return Vec::new();
+        }
+        self.advertisements_seen = count;
+        let known = &mut self.topics_known;
+        node.own_topics().into_iter().filter(|t| known.insert(t.clone())).map(|(name, msg_type)| Topic { name, msg_type }).collect()
     }
 
     fn handover(&self, moving: &[PerformerId]) -> SerializedStateMap {
@@ -291,6 +336,7 @@ impl Simulation for ServerSim<'_> {
             forwarded_systems.extend(msg.plugins.into_iter().map(|p| (entity, p)));
         }
         self.performer_systems.extend(forwarded_systems.iter().cloned());
+        self.keep_topics(order)?;
         if reset {
             self.server.runners[0].request_reset();
         } else if order.commands.iter().any(|c| c.kind == REWIND) {
@@ -361,6 +407,7 @@ impl Simulation for ServerSim<'_> {
             // step; the performers not owned here are gone at its end. Keeping those topics
             // advertised keeps subscribers connected to this process, so when a performer is
             // handed over here its sensors' first messages reach them (no gap).
+            // Topics advertised later are passed to every secondary (`new_topics`).
             self.topics_kept = true;
             let node = runner.node().clone();
             for (topic, ty) in node.own_topics() {
@@ -368,7 +415,9 @@ impl Simulation for ServerSim<'_> {
                     Ok(_) => {}
                     Err(e) => log::warn!("distributed: keeping topic {topic} advertised: {e}"),
                 }
+                self.topics_known.insert((topic, ty));
             }
+            self.advertisements_seen = node.advertisements();
         }
         let mut answer = runner.take_changes().unwrap_or_default();
         if reset {
@@ -480,6 +529,9 @@ impl Server {
             split_done: false,
             performer_systems: Vec::new(),
             topics_kept: false,
+            topics_known: HashSet::new(),
+            advertisements_seen: 0,
+            forward_topics: Vec::new(),
             mine: HashSet::new(),
             mine_levels: BTreeSet::new(),
             mine_stale: true,

@@ -170,7 +170,7 @@ fn an_answer_is_applied_once_and_a_repeated_step_is_answered_not_rerun() {
     // The step again while it runs: ignored.
     ss[0].handle_message(Duration::ZERO, step.msg.clone());
     assert_eq!(ss[0].poll_transmit(), None);
-    ss[0].complete_step(1, SerializedStateMap::default()).unwrap();
+    ss[0].complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     let answer = ss[0].poll_transmit().unwrap();
     // The step once more after answering: the same answer again, no second run.
     ss[0].handle_message(Duration::ZERO, step.msg);
@@ -181,7 +181,7 @@ fn an_answer_is_applied_once_and_a_repeated_step_is_answered_not_rerun() {
     p.handle_message(Duration::ZERO, answer.msg.clone());
     let events: Vec<_> = std::iter::from_fn(|| p.poll_event()).collect();
     assert_eq!(events.len(), 1, "{events:?}");
-    assert!(matches!(&events[0], PrimaryEvent::StepComplete { seq: 1, answers } if answers.len() == 1));
+    assert!(matches!(&events[0], PrimaryEvent::StepComplete { seq: 1, answers, .. } if answers.len() == 1));
     assert_eq!(p.duplicates_ignored(), 1);
     // An old answer arriving during step 2 is ignored too.
     p.begin_step(Duration::ZERO, StepInput::default(), &membership(&[(1, &[10])]), no_handover).unwrap();
@@ -197,21 +197,33 @@ fn no_second_step_before_every_answer() {
     assert_eq!(p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover), Err(StepRefused::InFlight(1)));
     let (_, se) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(se.iter().all(|e| matches!(e[..], [SecondaryEvent::Step(_)])));
-    ss[0].complete_step(1, SerializedStateMap::default()).unwrap();
+    ss[0].complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(pe.is_empty(), "one answer of two: {pe:?}");
     assert_eq!(p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover), Err(StepRefused::InFlight(1)));
-    ss[1].complete_step(1, SerializedStateMap::default()).unwrap();
+    ss[1].complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(matches!(pe[..], [PrimaryEvent::StepComplete { seq: 1, .. }]));
     assert_eq!(p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover), Ok(2));
 }
 
 #[test]
+fn the_topics_the_answers_carry_reach_the_driver_once_each_in_secondary_order() {
+    let (mut p, mut ss) = running(2);
+    pump(Duration::ZERO, &mut p, &mut ss);
+    let t = |name: &str| crate::distributed::messages::Topic { name: name.into(), msg_type: "gz.msgs.IMU".into() };
+    ss[1].complete_step(1, SerializedStateMap::default(), vec![t("/b"), t("/both")]).unwrap();
+    ss[0].complete_step(1, SerializedStateMap::default(), vec![t("/both"), t("/a")]).unwrap();
+    let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
+    let [PrimaryEvent::StepComplete { seq: 1, topics, .. }] = &pe[..] else { panic!("one completed step: {pe:?}") };
+    assert_eq!(topics, &[t("/both"), t("/a"), t("/b")]);
+}
+
+#[test]
 fn a_missing_answer_ends_the_run_naming_the_secondary_after_the_step_timeout() {
     let (mut p, mut ss) = running(2);
     pump(Duration::ZERO, &mut p, &mut ss);
-    ss[0].complete_step(1, SerializedStateMap::default()).unwrap();
+    ss[0].complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     // s2 never answers but stays alive (heartbeats keep coming).
     let mut now = Duration::ZERO;
     while p.outcome().is_none() {
@@ -277,7 +289,7 @@ fn stop_waits_for_the_step_boundary_then_ends_every_machine_cleanly() {
     p.request_stop(Duration::ZERO);
     assert!(p.outcome().is_none(), "step 1 is in flight");
     for s in &mut ss {
-        s.complete_step(1, SerializedStateMap::default()).unwrap();
+        s.complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     }
     let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(matches!(pe[..], [PrimaryEvent::StepComplete { seq: 1, .. }, PrimaryEvent::Ended(Outcome::Stopped { after_seq: 1 })]), "{pe:?}");
@@ -345,7 +357,7 @@ fn level_step(p: &mut Primary, ss: &mut [Secondary], m: &Membership) -> (Vec<Ste
         })
         .collect();
     for (s, o) in ss.iter_mut().zip(&orders) {
-        s.complete_step(o.seq, SerializedStateMap::default()).unwrap();
+        s.complete_step(o.seq, SerializedStateMap::default(), Vec::new()).unwrap();
     }
     let (pe, _) = pump(Duration::ZERO, p, ss);
     assert!(matches!(pe[..], [PrimaryEvent::StepComplete { .. }]), "{pe:?}");

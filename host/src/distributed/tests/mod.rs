@@ -174,7 +174,7 @@ impl<N: Net> Cluster<N> {
             for (i, seq) in ready {
                 let state = self.answer_state(i, seq);
                 // A machine that ended meanwhile refuses; that is fine.
-                let _ = self.secondaries[i].complete_step(seq, state);
+                let _ = self.secondaries[i].complete_step(seq, state, Vec::new());
             }
             self.primary.handle_tick(now);
             for s in &mut self.secondaries {
@@ -292,7 +292,7 @@ impl<N: Net> Cluster<N> {
                 }
                 self.begin(1);
             }
-            PrimaryEvent::StepComplete { seq, answers } => {
+            PrimaryEvent::StepComplete { seq, answers, .. } => {
                 self.check_complete(seq, &answers);
                 self.completed.push(seq);
                 if self.stop_after == Some(seq) {
