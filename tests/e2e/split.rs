@@ -364,6 +364,19 @@ fn stamps(text: &str) -> Vec<i64> {
         .collect()
 }
 
+/// Ends an echo of 100 Hz IMU messages; asserts it got over a second of them with no gap or
+/// repeat in their sim-time stamps.
+fn assert_imu_without_gap(echo: Running) {
+    std::thread::sleep(Duration::from_millis(500));
+    echo.signal("TERM");
+    let got = echo.wait();
+    let t = stamps(&got.stdout);
+    assert!(t.len() >= 100, "about 100 samples a second for over a second: {}", t.len());
+    for w in t.windows(2) {
+        assert!(w[1] > w[0] && w[1] - w[0] <= 10_000_000, "a gap or a repeat in sim time: {} ns then {} ns", w[0], w[1]);
+    }
+}
+
 #[test]
 fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_gap() {
     let dir = TestDir::new("split_imu");
@@ -392,14 +405,7 @@ fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_
         takes.extend(out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).map(str::to_string));
     }
     assert_eq!(takes.len(), 1, "a was handed over once: {takes:?}");
-    std::thread::sleep(Duration::from_millis(500));
-    echo.signal("TERM");
-    let got = echo.wait();
-    let t = stamps(&got.stdout);
-    assert!(t.len() >= 100, "about 100 samples a second for over a second: {}", t.len());
-    for w in t.windows(2) {
-        assert!(w[1] > w[0] && w[1] - w[0] <= 10_000_000, "a gap or a repeat in sim time: {} ns then {} ns", w[0], w[1]);
-    }
+    assert_imu_without_gap(echo);
 }
 
 #[test]
@@ -443,14 +449,7 @@ fn an_imu_on_a_spawned_performer_keeps_publishing_without_a_gap_when_it_is_hande
     }
     // c is taken twice: when spawned, and by the other secondary when handed over.
     assert!(takers.len() == 2 && takers[0].0 != takers[1].0, "c spawned on one secondary, handed over to the other: {takers:?}");
-    std::thread::sleep(Duration::from_millis(500));
-    echo.signal("TERM");
-    let got = echo.wait();
-    let t = stamps(&got.stdout);
-    assert!(t.len() >= 100, "about 100 samples a second for over a second: {}", t.len());
-    for w in t.windows(2) {
-        assert!(w[1] > w[0] && w[1] - w[0] <= 10_000_000, "a gap or a repeat in sim time: {} ns then {} ns", w[0], w[1]);
-    }
+    assert_imu_without_gap(echo);
 }
 
 /// Waits until the world's statistics say at least `iterations`.
