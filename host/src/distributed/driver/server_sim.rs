@@ -67,7 +67,32 @@ struct ServerSim<'a> {
     last_iteration: u64,
 }
 
-impl ServerSim<'_> {
+impl<'a> ServerSim<'a> {
+    fn new(server: &'a mut Server, target: Option<u64>, ownership: Arc<SplitOwnership>) -> ServerSim<'a> {
+        let start_iterations = server.runners[0].clock.iterations();
+        ServerSim {
+            server,
+            target,
+            start_iterations,
+            last: Instant::now(),
+            ownership,
+            owned: BTreeSet::new(),
+            split_done: false,
+            performer_systems: Vec::new(),
+            topics_kept: false,
+            topics_known: HashSet::new(),
+            advertisements_seen: 0,
+            forward_topics: Vec::new(),
+            mine: HashSet::new(),
+            mine_levels: BTreeSet::new(),
+            mine_stale: true,
+            forward: Forward::default(),
+            forward_systems: Vec::new(),
+            level_entities: HashSet::new(),
+            last_iteration: start_iterations,
+        }
+    }
+
     fn wall(&mut self) -> Duration {
         let now = Instant::now();
         let wall = now - self.last;
@@ -519,27 +544,7 @@ impl Server {
             )));
         }
         let ownership = runner.split_ownership().ok_or_else(|| DriverError::Setup(String::from("the world was not loaded for a network role")))?;
-        let mut sim = ServerSim {
-            server: self,
-            target: iterations.filter(|n| *n > 0),
-            start_iterations,
-            last: started,
-            ownership,
-            owned: BTreeSet::new(),
-            split_done: false,
-            performer_systems: Vec::new(),
-            topics_kept: false,
-            topics_known: HashSet::new(),
-            advertisements_seen: 0,
-            forward_topics: Vec::new(),
-            mine: HashSet::new(),
-            mine_levels: BTreeSet::new(),
-            mine_stale: true,
-            forward: Forward::default(),
-            forward_systems: Vec::new(),
-            level_entities: HashSet::new(),
-            last_iteration: start_iterations,
-        };
+        let mut sim = ServerSim::new(self, iterations.filter(|n| *n > 0), ownership);
         let stop_flag: &AtomicBool = &stop;
         let outcome = match cfg.settings.role {
             Role::Primary => run_primary(&mut sim, &cfg, stop_flag, &mut |_seq: u64| {})?,
@@ -553,5 +558,78 @@ impl Server {
             wall_time: started.elapsed().as_secs_f64(),
         };
         Ok((summary, outcome))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distributed::settings::NetworkArgs;
+    use crate::server::ServerOptions;
+
+    fn secondary() -> Server {
+        // nextest runs each test in a process of its own.
+        std::env::set_var(crate::config::SERVER_CONFIG_ENV, "");
+        let world = r#"<?xml version="1.0"?><sdf version="1.9"><world name="w"></world></sdf>"#;
+        let network = NetworkArgs { role: Some("secondary".into()), ..Default::default() };
+        let opts = ServerOptions { world_text: Some((world.into(), "<test>".into())), run: true, network, ..Default::default() };
+        Server::load(&opts).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn order(kind: &str, payload: Vec<u8>) -> StepOrder {
+        StepOrder {
+            seq: 1,
+            iteration: 1,
+            sim_time: Duration::from_millis(1),
+            dt: Duration::from_millis(1),
+            paused: false,
+            take: Vec::new(),
+            drop: Vec::new(),
+            handover_state: SerializedStateMap::default(),
+            commands: vec![command(kind, payload)],
+            levels: BTreeSet::new(),
+            levels_gained: Vec::new(),
+            levels_lost: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_forwarded_command_that_does_not_decode_fails_the_step_naming_it() {
+        // A truncated varint: no protobuf message decodes from it.
+        let garbage = vec![0xff, 0xff];
+        for (kind, named) in [
+            (SHARED_STATE, "the primary's forwarded state \"troupe.state\""),
+            (SYSTEMS, "the primary's forwarded systems"),
+            (TOPICS, "the primary's forwarded topics"),
+            ("troupe.performer_state x", "a forwarded command of unknown kind \"troupe.performer_state x\""),
+        ] {
+            let mut server = secondary();
+            let ownership = server.runners[0].split_ownership().expect("loaded as a secondary");
+            let mut sim = ServerSim::new(&mut server, None, ownership);
+            let err = sim.secondary_step(&order(kind, garbage.clone())).expect_err(kind);
+            assert!(err.contains(named), "{kind}: {err}");
+        }
+    }
+
+    #[test]
+    fn forwarded_topics_are_kept_advertised_once_and_not_reported_back() {
+        let mut server = secondary();
+        let ownership = server.runners[0].split_ownership().expect("loaded as a secondary");
+        let mut sim = ServerSim::new(&mut server, None, ownership);
+        sim.secondary_step(&order("none", Vec::new())).unwrap();
+        assert!(sim.new_topics().is_empty(), "the first step's topics are not reported");
+        let imu = Topic { name: "/imu_c".into(), msg_type: "gz.msgs.IMU".into() };
+        let list = TopicList { topics: vec![imu.clone(), imu.clone()] }.encode_to_vec();
+        let mut second = order(TOPICS, list);
+        (second.seq, second.iteration, second.sim_time) = (2, 2, Duration::from_millis(2));
+        sim.secondary_step(&second).unwrap();
+        let node = sim.server.runners[0].node().clone();
+        assert!(node.own_topics().contains(&(imu.name.clone(), imu.msg_type.clone())));
+        assert_eq!(node.advertisements(), 1, "advertised once");
+        assert!(sim.new_topics().is_empty(), "a kept topic is not reported back to the primary");
+        // A topic a system of its own advertises is reported once.
+        node.advertise("/pose_c", "gz.msgs.Pose", crate::transport::TopicOptions::default()).unwrap();
+        assert_eq!(sim.new_topics(), [Topic { name: "/pose_c".into(), msg_type: "gz.msgs.Pose".into() }]);
+        assert!(sim.new_topics().is_empty());
     }
 }
