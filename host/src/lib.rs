@@ -12,6 +12,19 @@
 //! * [`fixture`] is the test fixture for plugin authors and our own tests.
 //! * [`distributed`] is the primary/secondary step protocol as state machines with no I/O.
 
+/// `eprintln!` in a single write: the line is formatted with its newline first, then written
+/// to stderr at once. Processes sharing a stderr (a `--distributed` run and the secondaries it
+/// starts) then never split each other's lines, as `eprintln!` may: stderr is unbuffered and
+/// it writes each piece of the format on its own.
+#[macro_export]
+macro_rules! status {
+    ($($arg:tt)*) => {{
+        let mut line = ::std::format!($($arg)*);
+        line.push('\n');
+        let _ = ::std::io::Write::write_all(&mut ::std::io::stderr().lock(), line.as_bytes());
+    }};
+}
+
 pub mod config;
 pub mod distributed;
 pub mod ecm;

@@ -57,7 +57,7 @@ pub fn spawn_secondaries(args: &[String], n: u32) -> Result<Children, String> {
         let child = cmd.spawn().map_err(|e| format!("starting secondary {}: {e}", i + 1))?;
         children.0.push(child);
     }
-    eprintln!("troupe: started {n} secondaries in partition {partition:?}");
+    troupe::status!("troupe: started {n} secondaries in partition {partition:?}");
     Ok(children)
 }
 
@@ -82,7 +82,7 @@ pub fn finish(mut children: Children, code: ExitCode) -> ExitCode {
     }
     drop(children);
     if code == ExitCode::SUCCESS && !failed.is_empty() {
-        eprintln!("troupe: error: {}", failed.join("; "));
+        troupe::status!("troupe: error: {}", failed.join("; "));
         return ExitCode::from(1);
     }
     code

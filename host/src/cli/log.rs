@@ -47,7 +47,7 @@ pub fn run(cmd: LogCommand) -> ExitCode {
 
 fn diff(args: DiffArgs) -> ExitCode {
     if !(args.tolerance >= 0.0 && args.tolerance.is_finite()) {
-        eprintln!("troupe: error: --tolerance must be a finite number >= 0, got {}", args.tolerance);
+        troupe::status!("troupe: error: --tolerance must be a finite number >= 0, got {}", args.tolerance);
         return ExitCode::from(2);
     }
     match diff_logs_with(&args.a, &args.b, &DiffOptions {
@@ -65,7 +65,7 @@ fn diff(args: DiffArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("troupe: error: {e}");
+            troupe::status!("troupe: error: {e}");
             ExitCode::from(2)
         }
     }

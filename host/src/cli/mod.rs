@@ -53,7 +53,7 @@ fn open_tool_node(tool: &str, peers: &[String]) -> Result<Node, String> {
     let bind = if all.is_empty() { Bind::Ipc } else { Bind::Tcp { host: "0.0.0.0".into(), port: 0 } };
     let node = Node::open_with_peers(&registry::partition(), &bind, all).map_err(|e| e.to_string())?;
     for (url, why) in node.silent_peers() {
-        eprintln!("troupe {tool}: warning: peer {url} did not answer: {why}");
+        troupe::status!("troupe {tool}: warning: peer {url} did not answer: {why}");
     }
     Ok(node)
 }

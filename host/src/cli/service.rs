@@ -36,7 +36,7 @@ pub struct ServiceArgs {
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("troupe service: error: {message}");
+    troupe::status!("troupe service: error: {message}");
     ExitCode::from(2)
 }
 
@@ -101,15 +101,15 @@ fn run_with(node: &Node, args: ServiceArgs) -> ExitCode {
             Err(e) => fail(e),
         },
         Ok(Answer::Failed(_)) => {
-            eprintln!("troupe service: service call failed: {service} answered false");
+            troupe::status!("troupe service: service call failed: {service} answered false");
             ExitCode::from(1)
         }
         Ok(Answer::Error(why)) => {
-            eprintln!("troupe service: service call failed: {why}");
+            troupe::status!("troupe service: service call failed: {why}");
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("troupe service: service call failed: {e}");
+            troupe::status!("troupe service: service call failed: {e}");
             ExitCode::from(1)
         }
     }

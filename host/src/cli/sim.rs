@@ -107,13 +107,13 @@ pub fn run(args: SimArgs) -> ExitCode {
     init_logging(verbose);
     let children = match args.distributed {
         Some(0) => {
-            eprintln!("troupe: error: --distributed 0: a distributed run needs at least 1 secondary");
+            troupe::status!("troupe: error: --distributed 0: a distributed run needs at least 1 secondary");
             return ExitCode::from(2);
         }
         Some(n) => match super::distributed::spawn_secondaries(&args_for_children(), n) {
             Ok(c) => Some(c),
             Err(e) => {
-                eprintln!("troupe: error: --distributed: {e}");
+                troupe::status!("troupe: error: --distributed: {e}");
                 return ExitCode::from(2);
             }
         },
@@ -142,7 +142,7 @@ fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArg
     let mut peers = match troupe::transport::peers_from_env() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("troupe: error: {e}");
+            troupe::status!("troupe: error: {e}");
             return ExitCode::from(2);
         }
     };
@@ -169,7 +169,7 @@ fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArg
     let mut server = match Server::load(&opts) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("troupe: error: {e}");
+            troupe::status!("troupe: error: {e}");
             return ExitCode::from(2);
         }
     };
@@ -180,21 +180,21 @@ fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArg
         }
     }
     let worlds: Vec<String> = server.runners().iter().map(|r| r.name().to_string()).collect();
-    eprintln!("troupe: running world(s) {}", worlds.join(", "));
+    troupe::status!("troupe: running world(s) {}", worlds.join(", "));
     if let Some(addr) = server.node().service_addr().filter(|a| a.starts_with("tcp://")) {
         let addr = addr.trim_start_matches("tcp://");
         match args.transport_host.as_deref() {
             // Listening everywhere lists loopback; name the port with a placeholder host.
-            Some("0.0.0.0") => eprintln!(
+            Some("0.0.0.0") => troupe::status!(
                 "troupe: other machines reach this server with --peer <this machine's address>:{}",
                 addr.rsplit_once(':').map_or(addr, |(_, p)| p)
             ),
-            _ => eprintln!("troupe: other machines reach this server with --peer {addr}"),
+            _ => troupe::status!("troupe: other machines reach this server with --peer {addr}"),
         }
     }
     if !args.run && server.network().is_none_or(|n| n.role == troupe::distributed::settings::Role::Primary) {
         let w = &worlds[0];
-        eprintln!(
+        troupe::status!(
             "troupe: starting paused (no -r); to run: troupe service -s /world/{w}/control --reqtype gz.msgs.WorldControl --reptype gz.msgs.Boolean --req 'pause: false'"
         );
     }
@@ -222,7 +222,7 @@ fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArg
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("troupe: error: {e}");
+            troupe::status!("troupe: error: {e}");
             ExitCode::from(1)
         }
     }
@@ -243,11 +243,11 @@ fn run_distributed(server: &mut Server, iterations: Option<u64>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok((_, outcome)) => {
-            eprintln!("troupe: error: the distributed run failed: {}", troupe::distributed::driver::describe(&outcome));
+            troupe::status!("troupe: error: the distributed run failed: {}", troupe::distributed::driver::describe(&outcome));
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("troupe: error: {e}");
+            troupe::status!("troupe: error: {e}");
             ExitCode::from(1)
         }
     }

@@ -44,7 +44,7 @@ pub struct TopicArgs {
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("troupe topic: error: {message}");
+    troupe::status!("troupe topic: error: {message}");
     ExitCode::from(2)
 }
 
@@ -116,11 +116,11 @@ fn echo(node: &Node, topic: &str, count: Option<u64>, duration: Option<f64>) -> 
         }
         let Some(msg) = sub.recv_timeout(Duration::from_millis(50)) else { continue };
         if msg.missed > 0 {
-            eprintln!("troupe topic: {} message(s) of node {} on {topic} were missed before #{}", msg.missed, msg.sender, msg.seq);
+            troupe::status!("troupe topic: {} message(s) of node {} on {topic} were missed before #{}", msg.missed, msg.sender, msg.seq);
         }
         match text::decode_to_text(&msg.msg_type, &msg.payload) {
             Ok(t) => println!("{t}"),
-            Err(e) => eprintln!("troupe topic: {e}"),
+            Err(e) => troupe::status!("troupe topic: {e}"),
         }
         seen += 1;
     }
@@ -144,7 +144,7 @@ fn publish(node: &Node, topic: &str, msg_type: &str, message: &str) -> ExitCode 
         std::thread::sleep(Duration::from_millis(10));
     }
     if !node.has_subscribers(publisher) {
-        eprintln!("troupe topic: nobody subscribes to {topic}; the message is published anyway");
+        troupe::status!("troupe topic: nobody subscribes to {topic}; the message is published anyway");
     }
     if let Err(e) = node.publish(publisher, &bytes) {
         return fail(e);

@@ -190,7 +190,7 @@ pub fn run_primary(
     }
     let listing = sim.listing();
     let world_fingerprint = fingerprint::hash(&listing);
-    eprintln!(
+    crate::status!(
         "troupe: primary {} waiting for {} secondaries (partition {:?}, join address {})",
         me.id, s.secondaries, cfg.partition, join.addr
     );
@@ -224,7 +224,7 @@ pub fn run_primary(
                     ready = true;
                     next_at = Instant::now();
                     let names: Vec<String> = list.iter().map(|r| r.to_string()).collect();
-                    eprintln!("troupe: all {} secondaries joined: {}; stepping", list.len(), names.join(", "));
+                    crate::status!("troupe: all {} secondaries joined: {}; stepping", list.len(), names.join(", "));
                 }
                 PrimaryEvent::StepComplete { seq, answers, topics } => {
                     in_flight = false;
@@ -493,7 +493,7 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
         // Across machines: the address the primary sees this connection come from.
         me.address = addr;
     }
-    eprintln!("troupe: secondary {} admitted by {primary}; waiting for the start", me.id);
+    crate::status!("troupe: secondary {} admitted by {primary}; waiting for the start", me.id);
     let mut machine = Secondary::new(SecondaryConfig { me: me.clone(), world_fingerprint, timing: s.timing }, now());
     let mut closed_at: Option<Instant> = None;
     let mut ended: Option<(Outcome, Instant)> = None;
@@ -533,7 +533,7 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
             }
             match machine.poll_event() {
                 Some(SecondaryEvent::Enabled { primary, index, count }) => {
-                    eprintln!("troupe: secondary {} enabled by {primary}: index {index} of {count}", me.id);
+                    crate::status!("troupe: secondary {} enabled by {primary}: index {index} of {count}", me.id);
                     sim.enabled(index, count);
                 }
                 Some(SecondaryEvent::Step(order)) => steps.push(order),
@@ -597,7 +597,7 @@ fn discover(cfg: &DriverConfig, hello: &Hello, stop: &AtomicBool) -> Result<(Str
         if let Some(url) = url {
             if asked.as_ref() != Some(&url) {
                 let me = hello.peer.as_ref().map_or("?", |p| p.id.as_str());
-                eprintln!("troupe: secondary {me} asking the primary at {url} to join");
+                crate::status!("troupe: secondary {me} asking the primary at {url} to join");
                 asked = Some(url.clone());
             }
             match net::ask_to_join(&url, hello, Duration::from_millis(1000)) {
