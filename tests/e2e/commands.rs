@@ -3,23 +3,11 @@
 //! system (`<every>1</every>`: on every unpaused step, how many models and which is
 //! highest), so these tests do not depend on the scene broadcaster.
 
-use crate::harness::{world_sdf, TestDir, Troupe};
+use crate::harness::{call, ok, world_sdf, TestDir, Troupe};
 
 const BODY: &str = r#"    <plugin filename="gz-sim-user-commands-system" name="gz::sim::systems::UserCommands"/>
     <plugin filename="troupe_template" name="troupe::Template"><every>1</every><label>tpl</label></plugin>
     <model name="box"><pose>0 0 1 0 0 0</pose><link name="link"/></model>"#;
-
-fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) -> crate::output::Output {
-    Troupe::service(dir)
-        .args(["-s", service, "--reqtype", req_type, "--reptype", "gz.msgs.Boolean", "--timeout", "10000", "--req", req])
-        .run()
-}
-
-/// Asserts the service answered true.
-fn ok(out: crate::output::Output) {
-    out.assert_code(0);
-    assert_eq!(out.stdout.trim(), "data: true", "{out}");
-}
 
 /// Asserts the service answered false.
 fn refused(out: crate::output::Output) {

@@ -348,3 +348,17 @@ pub fn gz_worlds_dir() -> Option<PathBuf> {
         }
     }
 }
+
+/// `troupe service` calling `service` (answering a `gz.msgs.Boolean`) with `req` of type
+/// `req_type`, waiting up to 20 s for the answer.
+pub fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) -> crate::output::Output {
+    Troupe::service(dir)
+        .args(["-s", service, "--reqtype", req_type, "--reptype", "gz.msgs.Boolean", "--timeout", "20000", "--req", req])
+        .run()
+}
+
+/// Asserts the service answered true.
+pub fn ok(out: crate::output::Output) {
+    out.assert_code(0);
+    assert_eq!(out.stdout.trim(), "data: true", "{out}");
+}

@@ -3,18 +3,7 @@
 //! `/world/default/level/set_performer`, and steps; the level manager's log lines say what
 //! it loads. Bad levels input stops the start with the file and line.
 
-use crate::harness::{repo_file, server_config, world_sdf, TestDir, Troupe};
-
-fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) -> crate::output::Output {
-    Troupe::service(dir)
-        .args(["-s", service, "--reqtype", req_type, "--reptype", "gz.msgs.Boolean", "--timeout", "10000", "--req", req])
-        .run()
-}
-
-fn ok(out: crate::output::Output) {
-    out.assert_code(0);
-    assert_eq!(out.stdout.trim(), "data: true", "{out}");
-}
+use crate::harness::{call, ok, repo_file, server_config, world_sdf, TestDir, Troupe};
 
 fn step(dir: &TestDir, n: u32) {
     ok(call(dir, "/world/default/control", "gz.msgs.WorldControl", &format!("pause: true, multi_step: {n}")));

@@ -3,7 +3,7 @@
 //! --performers`), and what a user asks of the primary (pause, step, set a pose, spawn,
 //! remove, reset) reaches the secondaries as it would a standalone server.
 
-use crate::harness::{gz_worlds_dir, server_config, world_sdf, Running, TestDir, Troupe, UNPACED};
+use crate::harness::{self, gz_worlds_dir, server_config, world_sdf, Running, TestDir, Troupe, UNPACED};
 use crate::output::Output;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -85,12 +85,9 @@ const PHYSICS: &str = r#"<plugin entity_name="*" entity_type="world" filename="g
 const COMMANDS: &str = r#"<plugin entity_name="*" entity_type="world" filename="gz-sim-user-commands-system" name="gz::sim::systems::UserCommands"/>
 <plugin entity_name="*" entity_type="world" filename="gz-sim-scene-broadcaster-system" name="gz::sim::systems::SceneBroadcaster"/>"#;
 
+/// Calls `service` and asserts it answered true.
 fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) {
-    let out = Troupe::service(dir)
-        .args(["-s", service, "--reqtype", req_type, "--reptype", "gz.msgs.Boolean", "--timeout", "20000", "--req", req])
-        .run();
-    out.assert_code(0);
-    assert_eq!(out.stdout.trim(), "data: true", "{service} {req}: {out}");
+    harness::ok(harness::call(dir, service, req_type, req));
 }
 
 /// Waits until the world's statistics say an iteration `done` accepts.

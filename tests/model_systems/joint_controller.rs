@@ -17,12 +17,10 @@ fn world(params: &str) -> String {
 /// The world with `extra` (more joints) in the model and `outside` (more systems) in the
 /// world.
 fn world_with(params: &str, extra: &str, outside: &str) -> String {
-    format!(
-        r#"<?xml version="1.0"?>
-<sdf version="1.9"><world name="w">
-  <physics name="p" type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
-  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
-  {outside}
+    physics_world(
+        "0.001",
+        &format!(
+            r#"  {outside}
   <model name="wheel"><pose>0 0 1 0 0 0</pose>
     <link name="disc">
       <inertial><mass>1</mass><inertia><ixx>0.02</ixx><iyy>0.02</iyy><izz>0.045</izz></inertia></inertial>
@@ -34,8 +32,8 @@ fn world_with(params: &str, extra: &str, outside: &str) -> String {
     <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
       <joint_name>axle</joint_name>{params}
     </plugin>
-  </model>
-</world></sdf>"#
+  </model>"#
+        ),
     )
 }
 

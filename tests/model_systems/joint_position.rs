@@ -10,12 +10,10 @@ use std::sync::{Arc, Mutex};
 use troupe::fixture::TestFixture;
 
 fn world(params: &str) -> String {
-    format!(
-        r#"<?xml version="1.0"?>
-<sdf version="1.9"><world name="w">
-  <physics name="p" type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
-  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
-  <model name="arm"><pose>0 0 1 0 0 0</pose>
+    physics_world(
+        "0.001",
+        &format!(
+            r#"  <model name="arm"><pose>0 0 1 0 0 0</pose>
     <link name="bar"><pose>0.5 0 0 0 0 0</pose>
       <inertial><mass>1</mass><inertia><ixx>0.001</ixx><iyy>0.0834</iyy><izz>0.0834</izz></inertia></inertial>
       <collision name="c"><geometry><box><size>1 0.05 0.05</size></box></geometry></collision>
@@ -25,8 +23,8 @@ fn world(params: &str) -> String {
     <plugin filename="gz-sim-joint-position-controller-system" name="gz::sim::systems::JointPositionController">
       <joint_name>hinge</joint_name>{params}
     </plugin>
-  </model>
-</world></sdf>"#
+  </model>"#
+        ),
     )
 }
 

@@ -19,21 +19,19 @@ fn disc(name: &str, x: f64) -> String {
 }
 
 fn world(params: &str) -> String {
-    format!(
-        r#"<?xml version="1.0"?>
-<sdf version="1.9"><world name="w">
-  <physics name="p" type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
-  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
-  <model name="robot"><pose>0 0 1 0 0 0</pose>
+    physics_world(
+        "0.001",
+        &format!(
+            r#"  <model name="robot"><pose>0 0 1 0 0 0</pose>
     {}{}
     <joint name="axle_a" type="revolute"><parent>world</parent><child>disc_a</child><axis><xyz>0 0 1</xyz></axis></joint>
     <joint name="axle_b" type="revolute"><parent>world</parent><child>disc_b</child><axis><xyz>0 0 1</xyz>
       <limit><lower>-100</lower><upper>100</upper></limit></axis></joint>
     <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher">{params}</plugin>
-  </model>
-</world></sdf>"#,
-        disc("disc_a", 0.0),
-        disc("disc_b", 1.0)
+  </model>"#,
+            disc("disc_a", 0.0),
+            disc("disc_b", 1.0)
+        ),
     )
 }
 

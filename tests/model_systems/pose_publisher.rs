@@ -22,12 +22,10 @@ fn link(name: &str, pose: &str, inner: &str) -> String {
 }
 
 fn world(params: &str) -> String {
-    format!(
-        r#"<?xml version="1.0"?>
-<sdf version="1.9"><world name="w">
-  <physics name="p" type="ode"><max_step_size>0.01</max_step_size><real_time_factor>0</real_time_factor></physics>
-  <gravity>0 0 0</gravity>
-  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
+    physics_world(
+        "0.01",
+        &format!(
+            r#"  <gravity>0 0 0</gravity>
   <model name="robot"><pose>0 0 1 0 0 0</pose>
     {}{}
     <joint name="anchor" type="fixed"><parent>world</parent><child>base</child></joint>
@@ -35,11 +33,11 @@ fn world(params: &str) -> String {
     <model name="tool"><pose>1 0 0 0 0 0</pose>{}</model>
     <joint name="grip" type="fixed"><parent>arm</parent><child>tool::tip</child></joint>
     <plugin filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher">{params}</plugin>
-  </model>
-</world></sdf>"#,
-        link("base", "0 0 0 0 0 0", ""),
-        link("arm", "0.5 0 0 0 0 0", r#"<sensor name="imu" type="imu"><update_rate>10</update_rate></sensor>"#),
-        link("tip", "0 0 0 0 0 0", "")
+  </model>"#,
+            link("base", "0 0 0 0 0 0", ""),
+            link("arm", "0.5 0 0 0 0 0", r#"<sensor name="imu" type="imu"><update_rate>10</update_rate></sensor>"#),
+            link("tip", "0 0 0 0 0 0", "")
+        ),
     )
 }
 

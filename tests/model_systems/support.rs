@@ -20,6 +20,19 @@ pub fn no_default_config() {
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
 }
 
+/// A world `w` that rapier steps every `step` seconds, as fast as it can (real-time factor
+/// 0), holding `body`: the frame every model-system test world shares.
+pub fn physics_world(step: &str, body: &str) -> String {
+    format!(
+        r#"<?xml version="1.0"?>
+<sdf version="1.9"><world name="w">
+  <physics name="p" type="ode"><max_step_size>{step}</max_step_size><real_time_factor>0</real_time_factor></physics>
+  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
+{body}
+</world></sdf>"#
+    )
+}
+
 /// Publishes `msg` on `topic` from the fixture's own node.
 pub fn publish<M: Message + MsgName>(f: &mut TestFixture, topic: &str, msg: &M) {
     let node = f.server().node().clone();

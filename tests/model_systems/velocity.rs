@@ -8,11 +8,9 @@ use troupe::fixture::TestFixture;
 /// A 10 kg box resting on a floor with friction 1, velocity-controlled at 1 m/s forward from
 /// the start and pushed back by a persistent 20 N (the load).
 fn world() -> String {
-    r#"<?xml version="1.0"?>
-<sdf version="1.9"><world name="w">
-  <physics name="p" type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
-  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
-  <plugin filename="gz-sim-apply-link-wrench-system" name="gz::sim::systems::ApplyLinkWrench">
+    physics_world(
+        "0.001",
+        r#"  <plugin filename="gz-sim-apply-link-wrench-system" name="gz::sim::systems::ApplyLinkWrench">
     <persistent><entity_name>cart</entity_name><entity_type>model</entity_type><force>-20 0 0</force></persistent>
     <verbose>false</verbose>
   </plugin>
@@ -28,9 +26,8 @@ fn world() -> String {
     <plugin filename="gz-sim-velocity-control-system" name="gz::sim::systems::VelocityControl">
       <initial_linear>1 0 0</initial_linear>
     </plugin>
-  </model>
-</world></sdf>"#
-        .to_string()
+  </model>"#,
+    )
 }
 
 #[test]

@@ -8,20 +8,18 @@ use troupe::fixture::TestFixture;
 /// No gravity, a 1 ms step, two free 2 kg boxes (`a`, `b`), and the wrench system with
 /// `params`.
 pub fn world(params: &str) -> String {
-    format!(
-        r#"<?xml version="1.0"?>
-<sdf version="1.9"><world name="w">
-  <physics name="p" type="ode"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
-  <gravity>0 0 0</gravity>
-  <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
+    physics_world(
+        "0.001",
+        &format!(
+            r#"  <gravity>0 0 0</gravity>
   <plugin filename="gz-sim-apply-link-wrench-system" name="gz::sim::systems::ApplyLinkWrench">{params}</plugin>
   <model name="a"><pose>0 0 1 0 0 0</pose><link name="link">
     <inertial><mass>2</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
     <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision></link></model>
   <model name="b"><pose>0 5 1 0 0 0</pose><link name="link">
     <inertial><mass>2</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
-    <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision></link></model>
-</world></sdf>"#
+    <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision></link></model>"#
+        ),
     )
 }
 
