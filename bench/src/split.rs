@@ -10,6 +10,10 @@
 //!   (10 a second, subscribed in-process): the real time and iteration count of the first
 //!   and last of them, so the join, the start and the first step are not counted.
 //! * Goal: 1 + 3 step time at most standalone step time + 1.5 x the floor.
+//! * CPU per step of each run, every process counted (this one and the children it waited
+//!   for, from `/proc/self/stat`), load included: with more processes than cores, a step
+//!   can take no less wall time than its CPU time over the cores, which is where the 1 + 3
+//!   run's time goes (bench/README.md, part 10).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -227,6 +231,35 @@ fn primary(world: &Path, config: &Path, steps: u64, peers: &mut Peers) -> Result
     Ok((Run { us_per_step, poses: shape_poses(&server)? }, before_first))
 }
 
+/// CPU time used so far, in seconds: this process's own (every thread) and that of the
+/// children it has waited for, as `/proc/self/stat` counts them (in the kernel's fixed 100
+/// ticks a second, so to 10 ms).
+#[derive(Clone, Copy)]
+struct Cpu {
+    own: f64,
+    children: f64,
+}
+
+impl Cpu {
+    fn now() -> Result<Cpu, String> {
+        let stat = std::fs::read_to_string("/proc/self/stat").map_err(|e| format!("reading /proc/self/stat: {e}"))?;
+        // After the command name (which may hold spaces and parentheses) come the fields
+        // from the 3rd on; utime, stime, cutime and cstime are the 14th to the 17th.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("/proc/self/stat has no command name")?;
+        let ticks: Vec<f64> = rest.split_whitespace().skip(11).take(4).filter_map(|t| t.parse().ok()).collect();
+        let [utime, stime, cutime, cstime] = ticks[..] else {
+            return Err(format!("/proc/self/stat has no CPU times where expected: {stat:?}"));
+        };
+        Ok(Cpu { own: (utime + stime) / 100.0, children: (cutime + cstime) / 100.0 })
+    }
+
+    /// The CPU time of every process since `before`, µs per step.
+    fn per_step_since(before: Cpu, steps: u64) -> Result<f64, String> {
+        let now = Cpu::now()?;
+        Ok((now.own - before.own + now.children - before.children) * 1e6 / steps as f64)
+    }
+}
+
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
@@ -242,22 +275,32 @@ pub fn bench(quick: bool) -> Result<(), String> {
     );
     let (mut alone, mut apart, mut floor) = (None::<Run>, None::<Run>, f64::INFINITY);
     let mut before_first = f64::NAN;
+    // CPU µs per step (the lowest of the repetitions): standalone, 1 + 3, floor.
+    let mut cpu = [f64::INFINITY; 3];
+    let load_start = Cpu::now()?;
     let initial = {
         let server = Server::load(&options(&world, &config, NetworkArgs::default())).map_err(|e| format!("loading {}: {e}", world.display()))?;
         shape_poses(&server)?
     };
+    let load_ms = Cpu::per_step_since(load_start, 1)? / 1e3;
     for _ in 0..reps {
         // Alternating, so all three see the same machine noise.
+        let before = Cpu::now()?;
         let s = standalone(&world, &config, steps)?;
+        cpu[0] = cpu[0].min(Cpu::per_step_since(before, steps)?);
         if alone.as_ref().is_none_or(|a| s.us_per_step < a.us_per_step) {
             alone = Some(s);
         }
+        let before = Cpu::now()?;
         let (d, pre) = split(&world, &config, steps)?;
+        cpu[1] = cpu[1].min(Cpu::per_step_since(before, steps)?);
         if apart.as_ref().is_none_or(|a| d.us_per_step < a.us_per_step) {
             apart = Some(d);
             before_first = pre;
         }
+        let before = Cpu::now()?;
         floor = floor.min(mean(&super::distributed::bare(SECONDARIES, steps)?));
+        cpu[2] = cpu[2].min(Cpu::per_step_since(before, steps)?);
     }
     let (alone, apart) = (alone.ok_or("no standalone run")?, apart.ok_or("no 1 + 3 run")?);
     // Physics really ran in both (on the secondaries in the split run): every shape moved.
@@ -282,6 +325,15 @@ pub fn bench(quick: bool) -> Result<(), String> {
     );
     println!("   1 + 3 / standalone = {:.2}x; 1 + 3 / floor = {:.2}x", apart.us_per_step / alone.us_per_step, apart.us_per_step / floor);
     println!("   gz-sim's lockstep reaches roughly 300-400 steps/s on its demo (quoted from issue 9, not measured here)");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "   CPU per step, every process, load included (one load: {load_ms:.0} ms): standalone {:.0} µs, 1 + 3 {:.0} µs, floor {:.0} µs; \
+         on {cores} core(s) the 1 + 3 run needs at least {:.0} µs of wall time a step",
+        cpu[0],
+        cpu[1],
+        cpu[2],
+        cpu[1] / cores as f64
+    );
     let gap = alone.poses.iter().zip(&apart.poses).map(|(a, b)| (a.position - b.position).length()).fold(0.0, f64::max);
     println!(
         "   (the 1 + 3 time excludes the load and the {before_first:.0} ms before its first timed step: join, start, first step; \
