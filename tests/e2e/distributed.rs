@@ -62,6 +62,10 @@ fn the_one_command_local_run_starts_its_secondaries_and_ends_cleanly() {
     out.assert_code(0).assert_stderr_has(&["started 2 secondaries", "all 2 secondaries joined"]);
     // The primary's summary line and the two secondaries' (they share its stdout).
     assert_eq!(out.stdout.matches("iterations: 40").count(), 3, "{out}");
+    // The run's fresh partition leaves no rendezvous directory behind.
+    let partition = out.stderr.split("in partition \"").nth(1).and_then(|r| r.split('"').next()).unwrap_or_else(|| panic!("no partition named\n{out}"));
+    let left = troupe::transport::registry::rendezvous_dir(partition);
+    assert!(!left.exists(), "{} is left after the run\n{out}", left.display());
 }
 
 #[test]

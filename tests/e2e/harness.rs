@@ -78,6 +78,9 @@ impl TestDir {
 impl Drop for TestDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+        // The test's transport partition is its own (named after this directory): what its
+        // processes listed there, and what a killed one could not remove, goes too.
+        let _ = std::fs::remove_dir_all(troupe::transport::registry::rendezvous_dir(&partition_of(&self.path)));
     }
 }
 

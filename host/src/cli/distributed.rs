@@ -2,21 +2,30 @@
 //! process becomes the primary; N copies of this program run as secondaries in a fresh
 //! partition of their own, in their own process group (Ctrl-C reaches the primary alone,
 //! which stops them cleanly), and are killed if still running when the primary is done.
+//! The partition's rendezvous directory goes with them: it was this run's alone.
 
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-/// Children killed on drop (an early return, a panic).
-pub struct Children(Vec<Child>);
+/// Children killed on drop (an early return, a panic), and the rendezvous directory of
+/// their fresh partition, removed once they are gone.
+pub struct Children {
+    procs: Vec<Child>,
+    dir: PathBuf,
+}
 
 impl Drop for Children {
     fn drop(&mut self) {
-        for c in &mut self.0 {
+        for c in &mut self.procs {
             if matches!(c.try_wait(), Ok(None)) {
                 let _ = c.kill();
                 let _ = c.wait();
             }
         }
+        // What a killed process could not remove goes too; the primary's own files, if it
+        // is still up, are no longer looked for by anyone.
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -49,13 +58,13 @@ pub fn spawn_secondaries(args: &[String], n: u32) -> Result<Children, String> {
     std::env::set_var("TROUPE_PARTITION", &partition);
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let argv = child_args(args);
-    let mut children = Children(Vec::new());
+    let mut children = Children { procs: Vec::new(), dir: troupe::transport::registry::rendezvous_dir(&partition) };
     for i in 0..n {
         let mut cmd = Command::new(&exe);
         cmd.args(&argv).stdin(Stdio::null());
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let child = cmd.spawn().map_err(|e| format!("starting secondary {}: {e}", i + 1))?;
-        children.0.push(child);
+        children.procs.push(child);
     }
     troupe::status!("troupe: started {n} secondaries in partition {partition:?}");
     Ok(children)
@@ -66,7 +75,7 @@ pub fn spawn_secondaries(args: &[String], n: u32) -> Result<Children, String> {
 pub fn finish(mut children: Children, code: ExitCode) -> ExitCode {
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut failed = Vec::new();
-    for c in &mut children.0 {
+    for c in &mut children.procs {
         let status = loop {
             match c.try_wait() {
                 Ok(Some(s)) => break Some(s),
