@@ -374,14 +374,34 @@ fn assert_imu_without_gap(echo: Running) {
     }
 }
 
+/// Two secondaries and a primary of `world`, once stepping.
+fn start_imu_run(dir: &TestDir, world: &Path) -> (Running, Vec<Running>) {
+    let secondaries: Vec<Running> = (0..2).map(|_| secondary(dir, world).spawn()).collect();
+    let mut p = primary(dir, world, 2).spawn();
+    p.wait_for_stderr("stepping");
+    (p, secondaries)
+}
+
+/// Stops the run through the primary; every process exits 0. Answers each performer take
+/// after the first step, with the index of the secondary that logged it.
+fn stop_and_collect_takes(dir: &TestDir, p: Running, secondaries: Vec<Running>) -> Vec<(usize, String)> {
+    call(dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
+    p.wait_within(BOUND).assert_code(0);
+    let mut takes = Vec::new();
+    for (i, s) in secondaries.into_iter().enumerate() {
+        let out = s.wait_within(BOUND);
+        out.assert_code(0);
+        takes.extend(out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).map(|l| (i, l.to_string())));
+    }
+    takes
+}
+
 #[test]
 fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_gap() {
     let dir = TestDir::new("split_imu");
     let world = imu_world(&dir);
-    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).spawn()).collect();
     // Paused at first: the steps still go (paused), so every secondary has advertised.
-    let mut p = primary(&dir, &world, 2).spawn();
-    p.wait_for_stderr("stepping");
+    let (p, secondaries) = start_imu_run(&dir, &world);
     let echo = Troupe::topic(&dir).args(["-e", "-t", "/imu_a", "--duration", "120"]).spawn();
     let deadline = Instant::now() + BOUND;
     while !echo.stdout_so_far().contains("marker") {
@@ -393,14 +413,7 @@ fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_
     // Teleport a into b's level: the two are grouped and a is handed over to b's secondary.
     call(&dir, "/world/w/set_pose", "gz.msgs.Pose", "name: \"a\", position { x: 21.5, y: 0, z: 0.5 }");
     wait_until_iteration_at_least(&dir, 1500);
-    call(&dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
-    p.wait_within(BOUND).assert_code(0);
-    let mut takes = Vec::new();
-    for s in secondaries {
-        let out = s.wait_within(BOUND);
-        out.assert_code(0);
-        takes.extend(out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).map(str::to_string));
-    }
+    let takes = stop_and_collect_takes(&dir, p, secondaries);
     assert_eq!(takes.len(), 1, "a was handed over once: {takes:?}");
     assert_imu_without_gap(echo);
 }
@@ -409,9 +422,7 @@ fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_
 fn an_imu_on_a_spawned_performer_keeps_publishing_without_a_gap_when_it_is_handed_over() {
     let dir = TestDir::new("split_spawned_imu");
     let world = imu_world(&dir);
-    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).spawn()).collect();
-    let mut p = primary(&dir, &world, 2).spawn();
-    p.wait_for_stderr("stepping");
+    let (p, secondaries) = start_imu_run(&dir, &world);
     // Spawned into a's level, so a's secondary simulates it; only that secondary's IMU
     // system advertises /imu_c, and the others learn the topic from its answer.
     call(
@@ -436,14 +447,7 @@ fn an_imu_on_a_spawned_performer_keeps_publishing_without_a_gap_when_it_is_hande
     // Into b's level: c joins b's group and is handed over to b's secondary.
     call(&dir, "/world/w/set_pose", "gz.msgs.Pose", "name: \"c\", position { x: 21.5, y: 0, z: 0.5 }");
     wait_until_iteration_at_least(&dir, now + 1500);
-    call(&dir, "/server_control", "gz.msgs.ServerControl", "stop: true");
-    p.wait_within(BOUND).assert_code(0);
-    let mut takers = Vec::new();
-    for (i, s) in secondaries.into_iter().enumerate() {
-        let out = s.wait_within(BOUND);
-        out.assert_code(0);
-        takers.extend(out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")).map(|l| (i, l.to_string())));
-    }
+    let takers = stop_and_collect_takes(&dir, p, secondaries);
     // c is taken twice: when spawned, and by the other secondary when handed over.
     assert!(takers.len() == 2 && takers[0].0 != takers[1].0, "c spawned on one secondary, handed over to the other: {takers:?}");
     assert_imu_without_gap(echo);
