@@ -65,6 +65,10 @@ struct ServerSim<'a> {
     level_entities: HashSet<EntityId>,
     /// Primary: the iteration after its last step (a rewind goes below it).
     last_iteration: u64,
+    /// When the first step began and the last one ended: the summary's wall time, which
+    /// leaves out the wait for the other processes and the linger at the end.
+    first_step: Option<Instant>,
+    last_step_end: Option<Instant>,
 }
 
 impl<'a> ServerSim<'a> {
@@ -90,7 +94,14 @@ impl<'a> ServerSim<'a> {
             forward_systems: Vec::new(),
             level_entities: HashSet::new(),
             last_iteration: start_iterations,
+            first_step: None,
+            last_step_end: None,
         }
+    }
+
+    /// Wall time from the start of the first step to the end of the last, if one ran.
+    fn stepping_time(&self) -> Option<Duration> {
+        Some(self.last_step_end? - self.first_step?)
     }
 
     fn wall(&mut self) -> Duration {
@@ -223,6 +234,7 @@ impl Simulation for ServerSim<'_> {
     }
 
     fn next_step(&mut self) -> StepInput {
+        self.first_step.get_or_insert_with(Instant::now);
         let (runner, transport) = (&mut self.server.runners[0], &mut self.server.transports[0]);
         transport.before_step(runner);
         let mut commands = Vec::new();
@@ -324,6 +336,7 @@ impl Simulation for ServerSim<'_> {
         runner.step(&mut s.loader, wall).map_err(|e| e.to_string())?;
         transport.after_step(runner, wall);
         self.last_iteration = runner.clock.iterations();
+        self.last_step_end = Some(Instant::now());
         let Some(changes) = runner.take_changes() else { return Ok(()) };
         // Models that appeared this step: a level's (loaded by the level manager, never
         // forwarded), or spawned through the primary.
@@ -347,6 +360,7 @@ impl Simulation for ServerSim<'_> {
     }
 
     fn secondary_step(&mut self, order: &StepOrder) -> Result<SerializedStateMap, String> {
+        self.first_step.get_or_insert_with(Instant::now);
         let wall = self.wall();
         if !order.take.is_empty() || !order.drop.is_empty() {
             log::info!("distributed: step {}: takes performers {:?}, drops {:?}", order.seq, order.take, order.drop);
@@ -473,6 +487,7 @@ impl Simulation for ServerSim<'_> {
                 || before.as_ref().is_some_and(|(b, levels)| b.contains(&id) && !levels.contains(&id))
                     && removed.contains(&id.0)
         });
+        self.last_step_end = Some(Instant::now());
         Ok(answer)
     }
 
@@ -550,12 +565,15 @@ impl Server {
             Role::Primary => run_primary(&mut sim, &cfg, stop_flag, &mut |_seq: u64| {})?,
             Role::Secondary => run_secondary(&mut sim, &cfg, stop_flag)?,
         };
+        // As standalone, the steps' time: not the wait for the other processes, nor the
+        // linger that delivers the last word.
+        let wall = sim.stepping_time().unwrap_or_else(|| started.elapsed());
         let first = &self.runners[0];
         progress(first.clock.iterations() - start_iterations);
         let summary = RunSummary {
             iterations: first.clock.iterations() - start_iterations,
             sim_time: first.clock.info().sim_time(),
-            wall_time: started.elapsed().as_secs_f64(),
+            wall_time: wall.as_secs_f64(),
         };
         Ok((summary, outcome))
     }
