@@ -1,8 +1,24 @@
 use super::*;
 
-/// A partition no other test or process uses.
-fn partition(name: &str) -> String {
-    format!("troupe-unit-{name}-{}", std::process::id())
+/// A partition no other test or process uses. Its rendezvous directory goes when the value
+/// does, so declare it before the nodes that use it (they are dropped first).
+struct Partition(String);
+
+impl std::ops::Deref for Partition {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for Partition {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(registry::rendezvous_dir(&self.0));
+    }
+}
+
+fn partition(name: &str) -> Partition {
+    Partition(format!("troupe-unit-{name}-{}", std::process::id()))
 }
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -166,7 +182,8 @@ fn a_publisher_knows_which_of_its_topics_have_subscribers() {
 fn nodes_of_other_machines_meet_through_peer_addresses() {
     // Two partitions stand for two machines: their rendezvous directories never meet, so
     // only the peer address brings them together.
-    let server = Node::open(&partition("peer-server"), &Bind::Tcp { host: "127.0.0.1".into(), port: 0 }).unwrap();
+    let (server_side, tool_side) = (partition("peer-server"), partition("peer-tool"));
+    let server = Node::open(&server_side, &Bind::Tcp { host: "127.0.0.1".into(), port: 0 }).unwrap();
     server.offer_direct("/remote/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|r: &[u8]| Answer::Ok(r.to_vec()))).unwrap();
     let info = server.advertise("/remote/info", "gz.msgs.StringMsg", TopicOptions::default()).unwrap();
     let commands = server.subscribe("/remote/cmd", "").unwrap();
@@ -174,7 +191,7 @@ fn nodes_of_other_machines_meet_through_peer_addresses() {
     assert!(addr.starts_with("tcp://127.0.0.1:"), "{addr}");
 
     // As a command-line tool with --peer opens its node.
-    let tool = Node::open_with_peers(&partition("peer-tool"), &Bind::Tcp { host: "0.0.0.0".into(), port: 0 }, vec![addr]).unwrap();
+    let tool = Node::open_with_peers(&tool_side, &Bind::Tcp { host: "0.0.0.0".into(), port: 0 }, vec![addr]).unwrap();
     assert!(tool.silent_peers().is_empty(), "{:?}", tool.silent_peers());
     assert!(tool.services().iter().any(|(s, _, _)| s == "/remote/echo"), "the first greeting happens before open returns");
     assert!(tool.topics().iter().any(|(t, _)| t == "/remote/info"));
@@ -205,7 +222,8 @@ fn a_peer_that_does_not_answer_is_named() {
     // A port nobody listens on: taken from the system, then released.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("tcp://127.0.0.1:{port}");
-    let node = Node::open_with_peers(&partition("silent"), &Bind::Ipc, vec![url.clone()]).unwrap();
+    let p = partition("silent");
+    let node = Node::open_with_peers(&p, &Bind::Ipc, vec![url.clone()]).unwrap();
     let silent = node.silent_peers();
     assert_eq!(silent.len(), 1, "{silent:?}");
     assert_eq!(silent[0].0, url);
