@@ -276,6 +276,7 @@ pub fn bench(quick: bool) -> Result<(), String> {
     let bare_rep = bare_service(n, &format!("{tag}-rep"))?;
     let bare_pub = bare_topic(n, &format!("{tag}-pub"))?;
     let (service, topic) = troupe_pair(n, &tag)?;
+    let _ = std::fs::remove_dir_all(troupe::transport::registry::rendezvous_dir(&format!("troupe-bench-{tag}")));
     println!(
         "   service round trip   Troupe {service:8.1} µs   bare nng REQ/REP  {bare_rep:8.1} µs   ratio {:5.2}x (Troupe opens a connection per call)",
         service / bare_rep
@@ -286,6 +287,7 @@ pub fn bench(quick: bool) -> Result<(), String> {
     );
     let window = Duration::from_millis(if quick { 300 } else { 3000 });
     let (unloaded, flooded, answered, made) = flood(window, 2, &tag)?;
+    let _ = std::fs::remove_dir_all(troupe::transport::registry::rendezvous_dir(&format!("troupe-bench-flood-{tag}")));
     println!(
         "   step rate of a world answering calls in pre_update: unloaded {unloaded:9.0} steps/s   under a flood from 2 callers {flooded:9.0} steps/s ({:.2}x)",
         flooded / unloaded
