@@ -23,9 +23,13 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// A schedule for `rate` Hz starting at `sim_time_ns`.
+    /// A schedule for `rate` Hz of a sensor that exists from the step ending at
+    /// `sim_time_ns`: the multiples of its period before that time count as sampled, so a
+    /// sensor that appears in a step whose time is a multiple samples in that step, as
+    /// every sensor present does. A performer's sensor taken over by another secondary
+    /// carries on from where its old owner stopped (which no longer samples in that step).
     pub fn new(rate: f64, sim_time_ns: i64) -> Schedule {
-        let k = if rate > 0.0 { (sim_time_ns.max(0) as f64 * rate / 1e9).floor() as u64 } else { 0 };
+        let k = if rate > 0.0 { ((sim_time_ns.max(0) as f64 * rate / 1e9 - 1e-9).ceil() - 1.0).max(0.0) as u64 } else { 0 };
         Schedule { rate, k }
     }
     /// Whether the sensor samples in the step that ended at `info`'s sim time.
@@ -294,5 +298,18 @@ mod tests {
         assert!(s.due(&step(100_000_000)));
         let mut every = Schedule::new(0.0, 0);
         assert!(every.due(&step(1_000_000)) && every.due(&step(2_000_000)), "rate 0: every step");
+    }
+
+    #[test]
+    fn a_sensor_appearing_in_a_step_samples_the_multiples_from_that_step_on() {
+        // 100 Hz, 1 ms steps. Appearing in the step ending at 670 ms (a multiple): it
+        // samples there, as a sensor present all along does (a hand-over there lost it).
+        let mut s = Schedule::new(100.0, 670_000_000);
+        let times: Vec<i64> = (670..=700).map(|ms| ms * 1_000_000).filter(|&t| s.due(&step(t))).collect();
+        assert_eq!(times, [670_000_000, 680_000_000, 690_000_000, 700_000_000]);
+        // Between multiples: the next one.
+        let mut s = Schedule::new(100.0, 675_000_000);
+        let times: Vec<i64> = (675..=690).map(|ms| ms * 1_000_000).filter(|&t| s.due(&step(t))).collect();
+        assert_eq!(times, [680_000_000, 690_000_000]);
     }
 }
