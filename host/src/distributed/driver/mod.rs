@@ -285,7 +285,12 @@ pub fn run_primary(
         let membership = sim.membership();
         match p.machine.begin_step(now(), input, &membership, |moving| sim.handover(moving)) {
             Ok(_) => in_flight = true,
-            Err(e) => log::debug!("distributed: step not begun: {e}"),
+            Err(e) => {
+                // The machine is ending the run (an aborted step): look again a poll later
+                // rather than at once.
+                log::debug!("distributed: step not begun: {e}");
+                next_at = Instant::now() + POLL;
+            }
         }
         p.flush();
     }
