@@ -159,11 +159,11 @@ fn ping_pong(n: u64, mut send: impl FnMut() -> Result<(), String>, mut recv: imp
     Ok(mean_us(start.elapsed(), n) / 2.0)
 }
 
-/// Troupe service and topic through a peer node: (service round trip, topic latency).
-fn troupe_pair(n: u64, tag: &str) -> Result<(f64, f64), String> {
-    let partition = format!("troupe-bench-{tag}");
-    let _peer = spawn_peer(&["troupe"], &partition)?;
-    let node = Node::open(&partition, &Bind::Ipc).map_err(|e| e.to_string())?;
+/// Troupe service and topic through a peer node in `partition`: (service round trip,
+/// topic latency).
+fn troupe_pair(n: u64, partition: &str) -> Result<(f64, f64), String> {
+    let _peer = spawn_peer(&["troupe"], partition)?;
+    let node = Node::open(partition, &Bind::Ipc).map_err(|e| e.to_string())?;
     let deadline = Instant::now() + WAIT;
     while !node.services().iter().any(|(s, _, _)| s == "/bench/echo") {
         if Instant::now() > deadline {
@@ -203,13 +203,12 @@ const FLOOD_WORLD: &str = r#"<sdf version="1.9"><world name="flood">
 </world></sdf>"#;
 
 /// Steps per second of a world whose system answers service calls in its pre_update, with
-/// no calls and under `callers` threads calling without pause: (unloaded, flooded, calls
-/// answered, calls made).
-fn flood(window: Duration, callers: usize, tag: &str) -> Result<(f64, f64, u64, u64), String> {
-    let partition = format!("troupe-bench-flood-{tag}");
+/// no calls and under `callers` threads calling without pause, all in `partition`:
+/// (unloaded, flooded, calls answered, calls made).
+fn flood(window: Duration, callers: usize, partition: &str) -> Result<(f64, f64, u64, u64), String> {
     // Read by Server::load and the callers' nodes; the peers of earlier parts got theirs
     // through their own environment.
-    std::env::set_var("TROUPE_PARTITION", &partition);
+    std::env::set_var("TROUPE_PARTITION", partition);
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
     let opts = ServerOptions {
         world_text: Some((FLOOD_WORLD.into(), "<flood world>".into())),
@@ -235,7 +234,7 @@ fn flood(window: Duration, callers: usize, tag: &str) -> Result<(f64, f64, u64, 
     let (made, answered) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let mut threads = Vec::new();
     for _ in 0..callers {
-        let node = Node::open(&partition, &Bind::Ipc).map_err(|e| e.to_string())?;
+        let node = Node::open(partition, &Bind::Ipc).map_err(|e| e.to_string())?;
         let (stop, made, answered) = (stop.clone(), made.clone(), answered.clone());
         threads.push(std::thread::spawn(move || {
             let req = StringMsg { data: "flood".into(), ..Default::default() }.encode_to_vec();
@@ -275,8 +274,13 @@ pub fn bench(quick: bool) -> Result<(), String> {
     println!("6. Transport between two processes on this machine (IPC sockets), {n} round trips each, mean per operation:");
     let bare_rep = bare_service(n, &format!("{tag}-rep"))?;
     let bare_pub = bare_topic(n, &format!("{tag}-pub"))?;
-    let (service, topic) = troupe_pair(n, &tag)?;
-    let _ = std::fs::remove_dir_all(troupe::transport::registry::rendezvous_dir(&format!("troupe-bench-{tag}")));
+    // Each Troupe measurement's partition is its own; its rendezvous directory goes after it.
+    let done_with = |partition: &str| {
+        let _ = std::fs::remove_dir_all(troupe::transport::registry::rendezvous_dir(partition));
+    };
+    let pair_partition = format!("troupe-bench-{tag}");
+    let (service, topic) = troupe_pair(n, &pair_partition)?;
+    done_with(&pair_partition);
     println!(
         "   service round trip   Troupe {service:8.1} µs   bare nng REQ/REP  {bare_rep:8.1} µs   ratio {:5.2}x (Troupe opens a connection per call)",
         service / bare_rep
@@ -286,8 +290,9 @@ pub fn bench(quick: bool) -> Result<(), String> {
         topic / bare_pub
     );
     let window = Duration::from_millis(if quick { 300 } else { 3000 });
-    let (unloaded, flooded, answered, made) = flood(window, 2, &tag)?;
-    let _ = std::fs::remove_dir_all(troupe::transport::registry::rendezvous_dir(&format!("troupe-bench-flood-{tag}")));
+    let flood_partition = format!("troupe-bench-flood-{tag}");
+    let (unloaded, flooded, answered, made) = flood(window, 2, &flood_partition)?;
+    done_with(&flood_partition);
     println!(
         "   step rate of a world answering calls in pre_update: unloaded {unloaded:9.0} steps/s   under a flood from 2 callers {flooded:9.0} steps/s ({:.2}x)",
         flooded / unloaded

@@ -85,16 +85,10 @@ fn a_paced_distributed_run_keeps_real_time_and_says_so() {
     let out = Troupe::sim(&dir).args(["-r", "--iterations", "1000", "--distributed", "2"]).arg(&world).run();
     out.assert_code(0);
     // The primary's summary line and the two secondaries' (they share its stdout).
-    let summaries: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("iterations: 1000 ")).collect();
-    assert_eq!(summaries.len(), 3, "{out}");
-    for line in summaries {
-        let field = |key: &str| -> f64 {
-            let rest = &line[line.find(key).unwrap_or_else(|| panic!("no {key} in {line:?}")) + key.len()..];
-            rest.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{key} in {line:?}"))
-        };
-        let (wall, factor) = (field("wall time:"), field("real-time factor:"));
-        assert!(wall >= 0.9, "1 s of paced sim time ran in {wall} s: {line:?}\n{out}");
-        assert!(factor >= 0.75, "real-time factor {factor} for a paced run: {line:?}\n{out}");
+    assert_eq!(out.summary_values("iterations:"), [1000.0; 3], "{out}");
+    for (wall, factor) in out.summary_values("wall time:").into_iter().zip(out.summary_values("real-time factor:")) {
+        assert!(wall >= 0.9, "1 s of paced sim time ran in {wall} s\n{out}");
+        assert!(factor >= 0.75, "real-time factor {factor} for a paced run\n{out}");
     }
 }
 

@@ -116,8 +116,17 @@ impl Output {
 
     fn summary_field(&self, key: &str) -> Option<String> {
         let line = self.stdout.lines().find(|l| l.starts_with("iterations: "))?;
-        let rest = &line[line.find(key)? + key.len()..];
-        rest.split_whitespace().next().map(str::to_string)
+        field_of(line, key).map(str::to_string)
+    }
+
+    /// The number after `key` in every summary line on stdout, in order (processes sharing
+    /// this stdout print one each).
+    pub fn summary_values(&self, key: &str) -> Vec<f64> {
+        self.stdout
+            .lines()
+            .filter(|l| l.starts_with("iterations: "))
+            .map(|l| field_of(l, key).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no number after {key:?} in {l:?}\n{self}")))
+            .collect()
     }
 
     /// Stderr lines containing `needle`.
@@ -171,3 +180,7 @@ impl Recorded {
     }
 }
 
+/// The word after `key` in a summary line.
+fn field_of<'l>(line: &'l str, key: &str) -> Option<&'l str> {
+    line[line.find(key)? + key.len()..].split_whitespace().next()
+}
