@@ -29,6 +29,12 @@ pub trait EcmRead {
     fn entity_count(&self) -> u64 {
         self.facade().entity_count()
     }
+    /// A number that changes whenever an entity is created, marked for removal or removed,
+    /// or a component is added to or removed from an entity (0 from a host older than
+    /// plugin-api 1.7: unknown). [`QueryCache`] keeps query answers while it stays the same.
+    fn structure_version(&self) -> u64 {
+        self.facade().structure_version()
+    }
     /// The parent of `entity`, if any.
     fn parent(&self, entity: EntityId) -> Option<EntityId> {
         let p = self.facade().parent_of(entity);
@@ -325,6 +331,55 @@ fn decode_packed<C: Component>(data: &[u8], size: usize, count: usize) -> Result
     data.chunks_exact(size)
         .map(|chunk| C::from_bytes(chunk).map_err(|e| EcmError::new(e.to_string())))
         .collect()
+}
+
+/// Answers of [`EcmRead::entities_with`] kept across steps while the ECM's structure stays
+/// the same (plugin-api 1.7), for a system that asks the same questions every step: most
+/// steps create and remove nothing, so most answers cost no call into the host.
+///
+/// Call [`QueryCache::refresh`] once at the start of each update and again at its end, after
+/// the system's own creations and removals; in between, [`QueryCache::entities_with`]
+/// answers from what it kept. An answer asked for after the system itself changed the
+/// structure (in the same update) is the one from before that change.
+#[derive(Debug, Default)]
+pub struct QueryCache {
+    version: u64,
+    answers: Vec<(Vec<ComponentTypeId>, Vec<EntityId>)>,
+}
+
+impl QueryCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        QueryCache::default()
+    }
+
+    /// Compares the ECM's structure version with the one at the previous call. The same:
+    /// answers true (nothing was created, marked for removal, removed, or given or stripped
+    /// of a component since, so `Which::NEW` and `Which::REMOVED` queries would answer
+    /// nothing when the previous call was in an earlier step). Otherwise forgets every kept
+    /// answer and answers false; always so with a host older than plugin-api 1.7.
+    pub fn refresh(&mut self, ecm: &impl EcmRead) -> bool {
+        let version = ecm.structure_version();
+        if version != 0 && version == self.version {
+            return true;
+        }
+        self.version = version;
+        self.answers.clear();
+        false
+    }
+
+    /// The entities that have every type in `types`, ascending, as the last
+    /// [`QueryCache::refresh`] left them (asked once, then kept until the structure changes).
+    pub fn entities_with(&mut self, ecm: &impl EcmRead, types: &[ComponentTypeId]) -> &[EntityId] {
+        let i = match self.answers.iter().position(|(t, _)| t.as_slice() == types) {
+            Some(i) => i,
+            None => {
+                self.answers.push((types.to_vec(), ecm.entities_with(types)));
+                self.answers.len() - 1
+            }
+        };
+        &self.answers[i].1
+    }
 }
 
 /// The ECM lent read/write to a system for one call.

@@ -209,6 +209,15 @@ pub trait EcmFacade {
         let _ = name;
         RErr(EcmError::new("this host cannot load world-file entities (it predates plugin-api 1.4)"))
     }
+
+    /// A number that changes whenever an entity is created, marked for removal or removed,
+    /// or a component is added to or removed from an entity, and only then: while it is the
+    /// same, `Which::ALL` queries answer the same entities, and if it is the same as in an
+    /// earlier step, `Which::NEW` and `Which::REMOVED` queries answer nothing. (plugin-api
+    /// 1.7. The default, for older hosts, answers 0: unknown, keep nothing.)
+    fn structure_version(&self) -> u64 {
+        0
+    }
 }
 
 /// What a system does with component values the host lends it in place

@@ -34,7 +34,7 @@ mod system;
 pub mod xml;
 
 pub use component::{Change, Component, ComponentTypeId, DecodeError, Reader, Writer};
-pub use ecm::{Ecm, EcmRead, EcmView};
+pub use ecm::{Ecm, EcmRead, EcmView, QueryCache};
 pub use entity::EntityId;
 pub use ffi::{EcmError, Hooks, NetworkRole, Ray, ResetOutcome, ServiceReply, ServiceRequest, TopicOptions, UpdateInfo, Which};
 pub use host::{events, Host, RayCaster};

@@ -39,6 +39,33 @@ fn a_velocity_command_moves_a_model_v_t_dynamic_or_kinematic() {
     }
 }
 
+/// Physics keeps its per-step query answers while the ECM's structure stays the same: a
+/// command that appears after many steps without one is still taken in its first step, and
+/// one that stays while its value changes is taken with each new value.
+#[test]
+fn a_command_appearing_late_and_changing_value_in_place_is_taken_every_step() {
+    let sdf = world(&floating("probe", "0 0 1 0 0 0", false));
+    let mut f = TestFixture::from_sdf(&sdf)
+        .unwrap()
+        .on_pre_update(|info, ecm| {
+            let m = ecm.entity_by_name("probe").unwrap();
+            match info.iterations {
+                201 => ecm.set(m, &LinearVelocityCmd(Vec3::new(0.5, 0.0, 0.0)), Change::OneTime).map(|_| ())?,
+                701 => ecm.set(m, &LinearVelocityCmd(Vec3::new(-0.5, 0.0, 0.0)), Change::OneTime).map(|_| ())?,
+                _ => {}
+            }
+            Ok(())
+        })
+        .finalize()
+        .unwrap();
+    f.run(200).unwrap();
+    assert_eq!(pose(&f, "probe").position.x, 0.0, "no command yet");
+    f.run(800).unwrap();
+    // 500 steps at +0.5 m/s (201-700), then 300 at -0.5 m/s (701-1000).
+    let x = pose(&f, "probe").position.x;
+    assert!((x - 0.1).abs() < 1e-9, "x {x}");
+}
+
 #[test]
 fn a_world_wrench_accelerates_a_link_by_f_over_m() {
     let sdf = world(&floating("probe", "0 0 1 0 0 0", false));

@@ -201,4 +201,7 @@ impl EcmFacade for EcmAccess<'_> {
             None => RErr(EcmError::new("loading world-file entities is not available here")),
         }
     }
+    fn structure_version(&self) -> u64 {
+        self.ecm.structure_version()
+    }
 }

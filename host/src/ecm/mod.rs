@@ -92,6 +92,8 @@ pub struct Ecm {
     removal: BitSet,
     removed_components: Vec<(EntityId, ComponentTypeId)>,
     next_runtime_id: u64,
+    /// Changes with every structural change: see [`Ecm::structure_version`].
+    structure: u64,
     /// Buffers of the bulk calls, kept across calls and steps (a lock only so that `&self`
     /// calls may use them too; `&mut self` calls take them without locking).
     scratch: Mutex<Scratch>,
@@ -131,6 +133,7 @@ impl Ecm {
             removal: BitSet::new(),
             removed_components: Vec::new(),
             next_runtime_id: 1,
+            structure: 1,
             scratch: Mutex::default(),
         };
         catalogue::register_builtins(&mut ecm);
@@ -245,6 +248,7 @@ impl Ecm {
         self.by_id.insert(id, entity);
         self.alive.add(entity.id());
         self.new.add(entity.id());
+        self.structure += 1;
     }
 
     /// Whether the entity exists (pending removal included).
@@ -257,11 +261,21 @@ impl Ecm {
         self.by_id.len()
     }
 
+    /// A number that changes whenever an entity is created, marked for removal or removed,
+    /// or a component is added to or removed from an entity, and only then: while it stays
+    /// the same, every query answers the same entities (writing values, flagging changes and
+    /// a step ending with nothing to remove leave it as it is). Never 0.
+    pub fn structure_version(&self) -> u64 {
+        self.structure
+    }
+
     /// Requests removal at the end of the step, of `id` and (if `recursive`) its
     /// descendants. False if the entity does not exist.
     pub fn request_remove(&mut self, id: EntityId, recursive: bool) -> bool {
         let Some(&entity) = self.by_id.get(&id) else { return false };
-        self.removal.add(entity.id());
+        if !self.removal.add(entity.id()) {
+            self.structure += 1;
+        }
         if recursive {
             for child in self.children.get(&id).cloned().unwrap_or_default() {
                 self.request_remove(child, true);
@@ -342,6 +356,7 @@ impl Ecm {
         let created = !col.has.add(entity.id());
         if created {
             col.count += 1;
+            self.structure += 1;
         }
         let flag = if created { Change::OneTime } else if changed { change } else { Change::None };
         self.flag_column(ci, entity.id(), flag);
@@ -414,6 +429,7 @@ impl Ecm {
         col.one_time.remove(entity.id());
         col.periodic.remove(entity.id());
         self.removed_components.push((id, ty));
+        self.structure += 1;
         true
     }
 
@@ -500,6 +516,7 @@ impl Ecm {
         // Cannot fail: the entity is alive (we just looked it up).
         let _ = self.world.delete_entity(entity);
         self.needs_maintain = true;
+        self.structure += 1;
     }
 
     /// Clears all change flags (after a state was published or sent).

@@ -308,6 +308,7 @@ impl Ecm {
             let created = !self.columns[ci].has.add(slot.id());
             if created {
                 self.columns[ci].count += 1;
+                self.structure += 1;
             }
             let flag = if created { Change::OneTime } else if changed { change } else { Change::None };
             self.flag_column(ci, slot.id(), flag);

@@ -307,3 +307,72 @@ fn a_panic_inside_for_each_mut_reaches_the_caller() {
     let payload = caught.unwrap_err();
     assert_eq!(plugin_api::panic_message(&*payload), "boom in a lent value");
 }
+
+#[test]
+fn the_structure_version_moves_with_every_structural_change_and_only_then() {
+    let mut ecm = Ecm::new();
+    let mut last = ecm.structure_version();
+    assert_ne!(last, 0, "0 means unknown to plugins");
+    let mut moved = |ecm: &Ecm, what: &str, expected: bool| {
+        let now = ecm.structure_version();
+        assert_eq!(now != last, expected, "{what}: {last} -> {now}");
+        last = now;
+    };
+    let a = ecm.create_entity();
+    moved(&ecm, "an entity created", true);
+    ecm.set(a, &Pose::IDENTITY, Change::OneTime).unwrap();
+    moved(&ecm, "a component added", true);
+    ecm.set(a, &Pose::from_xyz_rpy(1.0, 0.0, 0.0, 0.0, 0.0, 0.0), Change::Periodic).unwrap();
+    ecm.end_step();
+    moved(&ecm, "a value written, a step ended with nothing to remove", false);
+    let b = ecm.create_entity();
+    ecm.end_step();
+    moved(&ecm, "another entity", true);
+    let (ids, data) = ([a, b], [Static(true).to_bytes(), Static(false).to_bytes()].concat());
+    ecm.write_many(Static::ID, &ids, &data, Change::OneTime).unwrap();
+    moved(&ecm, "components added in bulk", true);
+    ecm.write_many(Static::ID, &ids, &data, Change::OneTime).unwrap();
+    ecm.clear_changes();
+    moved(&ecm, "the same values written in bulk, flags cleared", false);
+    assert!(ecm.remove_component(b, Static::ID));
+    moved(&ecm, "a component removed", true);
+    assert!(!ecm.remove_component(b, Static::ID));
+    moved(&ecm, "removing an absent component", false);
+    ecm.request_remove(b, false);
+    moved(&ecm, "a removal requested", true);
+    ecm.request_remove(b, false);
+    moved(&ecm, "the same removal requested again", false);
+    ecm.end_step();
+    moved(&ecm, "the entity removed at the end of the step", true);
+    let snapshot = ecm.snapshot();
+    ecm.restore(&snapshot).unwrap();
+    moved(&ecm, "a snapshot restored", true);
+}
+
+#[test]
+fn a_query_cache_asks_the_host_again_only_after_a_structural_change() {
+    use plugin_api::{EcmRead, QueryCache};
+    let mut ecm = Ecm::new();
+    let a = posed(&mut ecm, 0.0);
+    ecm.end_step();
+    let mut cache = QueryCache::new();
+    let mut access = EcmAccess::new(&mut ecm, None);
+    let mut facade = plugin_api::Ecm::from_ffi(access.as_mut_obj());
+    assert!(!cache.refresh(&facade), "nothing kept yet");
+    assert_eq!(cache.entities_with(&facade, &[Pose::ID, Static::ID]), [a]);
+    // Values written: the structure is the same, and so is the answer.
+    facade.set(a, &Pose::from_xyz_rpy(2.0, 0.0, 0.0, 0.0, 0.0, 0.0), Change::Periodic).unwrap();
+    assert!(cache.refresh(&facade));
+    assert_eq!(cache.entities_with(&facade, &[Pose::ID, Static::ID]), [a]);
+    // A new carrier: the next refresh forgets the answer and the query is asked again.
+    let b = facade.create_entity(None);
+    facade.set(b, &Pose::IDENTITY, Change::OneTime).unwrap();
+    facade.set(b, &Static(false), Change::OneTime).unwrap();
+    assert_eq!(cache.entities_with(&facade, &[Pose::ID, Static::ID]), [a], "until refreshed, the kept answer");
+    assert!(!cache.refresh(&facade));
+    assert_eq!(cache.entities_with(&facade, &[Pose::ID, Static::ID]), [a, b]);
+    assert!(facade.remove::<Static>(a));
+    assert!(!cache.refresh(&facade));
+    assert_eq!(cache.entities_with(&facade, &[Pose::ID, Static::ID]), [b]);
+    assert_eq!(cache.entities_with(&facade, &[Name::ID]), [] as [EntityId; 0], "each set of types has its own answer");
+}

@@ -12,7 +12,7 @@ use plugin_api::components::{
     WorldLinearAcceleration, WorldLinearVelocity, WorldPoseCmd, Wrench,
 };
 use plugin_api::math::{Pose, Vec3};
-use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmRead, EntityId, Error, Ray};
+use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmError, EcmRead, EntityId, Error, QueryCache, Ray};
 use rapier3d_f64::dynamics::{
     CCDSolver, GenericJoint, GenericJointBuilder, ImpulseJointHandle, ImpulseJointSet, IntegrationParameters,
     IslandManager, JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder,
@@ -186,6 +186,9 @@ pub struct World {
     prev_vel: BTreeMap<EntityId, (Vector, Vector)>,
     /// Watched collisions that reported contacts last step.
     contacts_reported: BTreeSet<EntityId>,
+    /// The per-step queries' answers (carriers of commands, velocities, contacts), kept
+    /// while the ECM's structure stays the same: most steps ask the host nothing for them.
+    queries: QueryCache,
 }
 
 fn err(msg: String) -> Error {
@@ -222,6 +225,7 @@ impl World {
             forced: Vec::new(),
             prev_vel: BTreeMap::new(),
             contacts_reported: BTreeSet::new(),
+            queries: QueryCache::new(),
         }
     }
 
@@ -254,10 +258,22 @@ impl World {
 
     /// One update: sync entities, apply commands, step unless paused, write back.
     pub fn update(&mut self, ecm: &mut Ecm<'_>, dt: f64, paused: bool) -> Result<(), Error> {
+        let unchanged = self.queries.refresh(ecm);
+        let result = self.update_with(ecm, dt, paused, unchanged);
+        // After this update's own creations and removals (commands taken, contact data
+        // first written): the next update finds the structure unchanged unless another
+        // system changed it.
+        self.queries.refresh(ecm);
+        result
+    }
+
+    fn update_with(&mut self, ecm: &mut Ecm<'_>, dt: f64, paused: bool, unchanged: bool) -> Result<(), Error> {
         if let Some(g) = ecm.get::<Gravity>(self.world_entity) {
             self.sim.gravity = vec_to_r(g.0);
         }
-        self.sync_entities(ecm)?;
+        if !(self.started && unchanged) {
+            self.sync_entities(ecm)?;
+        }
         // Everything alive now, pending removals included: a lower count next time means
         // entities went that physics may not have seen go.
         self.count_after = ecm.entity_count();
@@ -284,6 +300,15 @@ impl World {
         self.write_joints(ecm, dt)?;
         self.write_contacts(ecm)?;
         Ok(())
+    }
+
+    /// `ecm.each::<C>(&[])` without a call into the host when no entity carries `C` (command
+    /// components are absent in most steps).
+    fn commands<C: Component>(&mut self, ecm: &Ecm<'_>) -> Result<Vec<(EntityId, C)>, EcmError> {
+        if self.queries.entities_with(ecm, &[C::ID]).is_empty() {
+            return Ok(Vec::new());
+        }
+        ecm.each::<C>(&[])
     }
 
     // ---------------------------------------------------------------- entities

@@ -5,7 +5,7 @@ use super::*;
 
 impl World {
     pub(super) fn apply_pose_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        let cmds = ecm.each::<WorldPoseCmd>(&[])?;
+        let cmds = self.commands::<WorldPoseCmd>(ecm)?;
         for (e, cmd) in cmds {
             ecm.remove::<WorldPoseCmd>(e);
             finite(&cmd.0.position, "WorldPoseCmd position", e)?;
@@ -43,7 +43,7 @@ impl World {
     }
 
     pub(super) fn apply_joint_resets(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        for (e, cmd) in ecm.each::<JointPositionReset>(&[])? {
+        for (e, cmd) in self.commands::<JointPositionReset>(ecm)? {
             ecm.remove::<JointPositionReset>(e);
             let Some(s) = self.joints.get_mut(&e) else { continue };
             let Some(&q) = cmd.0.first() else { continue };
@@ -66,8 +66,8 @@ impl World {
     }
 
     pub(super) fn apply_velocity_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        let lin: BTreeMap<EntityId, Vec3> = ecm.each::<LinearVelocityCmd>(&[])?.into_iter().map(|(e, v)| (e, v.0)).collect();
-        let ang: BTreeMap<EntityId, Vec3> = ecm.each::<AngularVelocityCmd>(&[])?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let lin: BTreeMap<EntityId, Vec3> = self.commands::<LinearVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let ang: BTreeMap<EntityId, Vec3> = self.commands::<AngularVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
         let targets: BTreeSet<EntityId> = lin.keys().chain(ang.keys()).copied().collect();
         for e in targets {
             let (v, w) = (lin.get(&e).copied(), ang.get(&e).copied());
@@ -110,7 +110,7 @@ impl World {
     }
 
     pub(super) fn apply_wrenches(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        for (e, cmd) in ecm.each::<ExternalWorldWrenchCmd>(&[])? {
+        for (e, cmd) in self.commands::<ExternalWorldWrenchCmd>(ecm)? {
             ecm.remove::<ExternalWorldWrenchCmd>(e);
             let Some(body) = self.link(e).map(|l| l.body) else { continue };
             let b = &mut self.sim.bodies[body];
@@ -125,7 +125,7 @@ impl World {
     }
 
     pub(super) fn apply_joint_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        for (e, cmd) in ecm.each::<JointForceCmd>(&[])? {
+        for (e, cmd) in self.commands::<JointForceCmd>(ecm)? {
             ecm.remove::<JointForceCmd>(e);
             if cmd.0.iter().any(|f| !f.is_finite()) {
                 return Err(err(format!("entity {e}: JointForceCmd {:?} is not finite", cmd.0)));
@@ -149,7 +149,7 @@ impl World {
                 }
             }
         }
-        let commands: BTreeMap<EntityId, Vec<f64>> = ecm.each::<JointVelocityCmd>(&[])?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let commands: BTreeMap<EntityId, Vec<f64>> = self.commands::<JointVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
         if let Some((e, v)) = commands.iter().find(|(_, v)| v.iter().any(|x| !x.is_finite())) {
             return Err(err(format!("entity {e}: JointVelocityCmd {v:?} is not finite")));
         }

@@ -81,11 +81,12 @@ impl World {
         write_link_values::<LinearVelocity>(self, ecm, |x, v, _, _| LinearVelocity(vec_from_r(x.rotation.inverse() * v)))?;
         write_link_values::<AngularVelocity>(self, ecm, |x, _, w, _| AngularVelocity(vec_from_r(x.rotation.inverse() * w)))?;
         // Accelerations: finite differences of the link origin's velocity over the step.
-        let acc_links: BTreeSet<EntityId> = ecm
-            .entities_with(&[Link::ID, WorldLinearAcceleration::ID])
-            .into_iter()
-            .chain(ecm.entities_with(&[Link::ID, WorldAngularAcceleration::ID]))
-            .collect();
+        let lin_links = self.queries.entities_with(ecm, &[Link::ID, WorldLinearAcceleration::ID]).to_vec();
+        let ang_links = self.queries.entities_with(ecm, &[Link::ID, WorldAngularAcceleration::ID]).to_vec();
+        if lin_links.is_empty() && ang_links.is_empty() {
+            return Ok(());
+        }
+        let acc_links: BTreeSet<EntityId> = lin_links.iter().chain(&ang_links).copied().collect();
         let mut lin_acc = (Vec::new(), Vec::new());
         let mut ang_acc = (Vec::new(), Vec::new());
         for l in acc_links {
@@ -96,17 +97,22 @@ impl World {
             if b.is_sleeping() && v == v0 && w == w0 {
                 continue;
             }
-            lin_acc.0.push(l);
-            lin_acc.1.push(WorldLinearAcceleration(vec_from_r((v - v0) / dt)));
-            ang_acc.0.push(l);
-            ang_acc.1.push(WorldAngularAcceleration(vec_from_r((w - w0) / dt)));
+            // Both lists are ascending (query answers).
+            if lin_links.binary_search(&l).is_ok() {
+                lin_acc.0.push(l);
+                lin_acc.1.push(WorldLinearAcceleration(vec_from_r((v - v0) / dt)));
+            }
+            if ang_links.binary_search(&l).is_ok() {
+                ang_acc.0.push(l);
+                ang_acc.1.push(WorldAngularAcceleration(vec_from_r((w - w0) / dt)));
+            }
         }
-        let (ids, vals): (Vec<_>, Vec<_>) =
-            lin_acc.0.iter().zip(lin_acc.1).filter(|(e, _)| ecm.has::<WorldLinearAcceleration>(**e)).unzip();
-        ecm.write_many(&ids, &vals, Change::Periodic)?;
-        let (ids, vals): (Vec<_>, Vec<_>) =
-            ang_acc.0.iter().zip(ang_acc.1).filter(|(e, _)| ecm.has::<WorldAngularAcceleration>(**e)).unzip();
-        ecm.write_many(&ids, &vals, Change::Periodic)?;
+        if !lin_acc.0.is_empty() {
+            ecm.write_many(&lin_acc.0, &lin_acc.1, Change::Periodic)?;
+        }
+        if !ang_acc.0.is_empty() {
+            ecm.write_many(&ang_acc.0, &ang_acc.1, Change::Periodic)?;
+        }
         Ok(())
     }
 
@@ -171,7 +177,7 @@ impl World {
     }
 
     pub(super) fn write_contacts(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        let watched = ecm.entities_with(&[Collision::ID, WatchContacts::ID]);
+        let watched = self.queries.entities_with(ecm, &[Collision::ID, WatchContacts::ID]).to_vec();
         let mut reported = BTreeSet::new();
         for c in watched {
             let Some(&h) = self.collisions.get(&c) else { continue };
@@ -226,11 +232,11 @@ impl World {
 /// of the link origin and the angular velocity. Sleeping bodies too (their velocities are
 /// zero, and the host flags only values that changed): the cost is per link that asked.
 pub(super) fn write_link_values<C: Component>(
-    w: &World,
+    w: &mut World,
     ecm: &mut Ecm<'_>,
     f: impl Fn(&RPose, Vector, Vector, ()) -> C,
 ) -> Result<(), Error> {
-    let carriers = ecm.entities_with(&[Link::ID, C::ID]);
+    let carriers = w.queries.entities_with(ecm, &[Link::ID, C::ID]).to_vec();
     if carriers.is_empty() {
         return Ok(());
     }
