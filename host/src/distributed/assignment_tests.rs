@@ -218,6 +218,23 @@ fn redistribution_is_the_exact_lexicographic_minimum() {
     }
 }
 
+/// What lets the primary skip the rule while the membership stays the same.
+#[test]
+fn an_assignment_is_kept_while_the_membership_stays_the_same() {
+    let mut rng = Rng(11);
+    for case in 0..400 {
+        let n = 1 + rng.below(4) as usize;
+        let performers = 1 + rng.below(6);
+        let levels = 1 + rng.below(5);
+        let prev = rng.membership(performers, levels);
+        let first = assign(&prev, &Membership::new(), &Owners::new(), n);
+        assert_eq!(assign(&prev, &prev, &first, n), first, "case {case}: the first assignment of {prev:?} on {n}");
+        let next = rng.membership(performers, levels);
+        let later = assign(&next, &prev, &first, n);
+        assert_eq!(assign(&next, &next, &later, n), later, "case {case}: {prev:?} -> {next:?} on {n}");
+    }
+}
+
 #[test]
 fn hungarian_finds_the_minimum_on_a_rectangular_matrix() {
     let cost = vec![vec![4, 1, 3, 9], vec![2, 0, 5, 9], vec![3, 2, 2, 9]];
