@@ -282,8 +282,8 @@ impl Ecm {
     /// Writes fixed-size component `ty` of each entity from packed bytes.
     pub fn write_many(&mut self, ty: ComponentTypeId, entities: &[EntityId], data: &[u8], change: Change) -> Result<(), EcmError> {
         let ci = self.column(ty)?;
-        let (name, size) = (self.columns[ci].name.clone(), self.columns[ci].fixed_size);
-        let size = size.ok_or_else(|| EcmError::new(format!("{name} has no fixed size")))?;
+        let name = &self.columns[ci].name;
+        let size = self.columns[ci].fixed_size.ok_or_else(|| EcmError::new(format!("{name} has no fixed size")))?;
         if data.len() != size * entities.len() {
             return Err(EcmError::new(format!(
                 "write_many {name}: {} bytes for {} entities of {size} bytes",
@@ -303,7 +303,7 @@ impl Ecm {
         let col = &mut self.columns[ci];
         col.store
             .set_many(&self.world, &slots, data, size, &mut changed)
-            .map_err(|e| EcmError::new(format!("write_many {name}: {e}")))?;
+            .map_err(|e| EcmError::new(format!("write_many {}: {e}", col.name)))?;
         for (slot, changed) in slots.iter().zip(changed) {
             let created = !self.columns[ci].has.add(slot.id());
             if created {

@@ -13,6 +13,7 @@ use plugin_api::EntityId;
 use super::{run_primary, run_secondary, DriverConfig, DriverError, Simulation};
 use crate::distributed::messages::{ForwardedCommand, Topic, TopicList};
 use crate::distributed::settings::Role;
+use crate::distributed::LevelId;
 use crate::distributed::split::{self, Forward, SplitOwnership};
 use crate::distributed::{fingerprint, Membership, Outcome, PeerRef, PerformerId, StepInput, StepOrder};
 use crate::server::{RunSummary, Server};
@@ -45,6 +46,9 @@ struct ServerSim<'a> {
     mine_levels: BTreeSet<EntityId>,
     /// Secondary: entities came or went since `mine` was computed.
     mine_stale: bool,
+    /// Secondary: the levels last marked assigned, and the ECM's structure version just
+    /// after: while both stay the same, the marks are still right.
+    levels_marked: Option<(BTreeSet<LevelId>, u64)>,
     /// Secondary: the topics of the first step are kept advertised (see `secondary_step`).
     topics_kept: bool,
     /// Secondary: the topics advertised here (by its systems, or kept for another
@@ -90,6 +94,7 @@ impl<'a> ServerSim<'a> {
             mine: HashSet::new(),
             mine_levels: BTreeSet::new(),
             mine_stale: true,
+            levels_marked: None,
             forward: Forward::default(),
             forward_systems: Vec::new(),
             level_entities: HashSet::new(),
@@ -418,8 +423,12 @@ impl Simulation for ServerSim<'_> {
         forwarded_systems.retain(|(e, _)| !taken.contains(e) && ecm.has_entity(*e));
         self.start_systems(&forwarded_systems, "created through the primary")?;
         // The levels of the groups assigned here, for the level manager of this step.
-        crate::distributed::levels::mark_assigned_levels(&mut self.server.runners[0].ecm, &order.levels)
-            .map_err(|e| format!("the step's levels: {}", e.message))?;
+        let ecm = &mut self.server.runners[0].ecm;
+        if self.levels_marked.as_ref().is_none_or(|(levels, version)| *levels != order.levels || *version != ecm.structure_version()) {
+            crate::distributed::levels::mark_assigned_levels(ecm, &order.levels)
+                .map_err(|e| format!("the step's levels: {}", e.message))?;
+            self.levels_marked = Some((order.levels.clone(), ecm.structure_version()));
+        }
         if self.mine_stale {
             self.refresh_ownership();
         }
