@@ -343,6 +343,13 @@ pub trait HostServices: Send + Sync {
         let _ = (rays, max_range, exclude, out);
         false
     }
+
+    /// Whether a request waits on one of this system's services or a message on one of its
+    /// subscriptions: one call, where taking from each would be one per service. (plugin-api
+    /// 1.7. The default, for older hosts, answers true: take from each.)
+    fn has_pending(&self) -> bool {
+        true
+    }
 }
 
 /// A ray in world coordinates (plugin-api 1.5): from `origin` along the unit vector

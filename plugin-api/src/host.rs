@@ -92,6 +92,12 @@ impl Host {
         }
         self.obj.cast_rays(RSlice::from_slice(rays), max_range, exclude, RSliceMut::from_mut_slice(out))
     }
+    /// Whether a request waits on one of this system's services or a message on one of its
+    /// subscriptions (plugin-api 1.7; always true under an older host): a system serving
+    /// many services checks this once a step before taking from each.
+    pub fn has_pending(&self) -> bool {
+        self.obj.has_pending()
+    }
 }
 
 /// A world's ray-cast service, as a physics backend implements it (plugin-api 1.5) and

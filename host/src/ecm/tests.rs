@@ -351,7 +351,7 @@ fn the_structure_version_moves_with_every_structural_change_and_only_then() {
 
 #[test]
 fn a_query_cache_asks_the_host_again_only_after_a_structural_change() {
-    use plugin_api::{EcmRead, QueryCache};
+    use plugin_api::QueryCache;
     let mut ecm = Ecm::new();
     let a = posed(&mut ecm, 0.0);
     ecm.end_step();

@@ -250,6 +250,10 @@ impl HostServices for SystemHost {
     fn cast_rays(&self, rays: RSlice<'_, Ray>, max_range: f64, exclude: EntityId, mut out: RSliceMut<'_, f64>) -> bool {
         self.casters.cast(rays.as_slice(), max_range, exclude, out.as_mut_slice())
     }
+    fn has_pending(&self) -> bool {
+        self.services.lock().unwrap().values().any(|(_, queue)| !queue.lock().unwrap().is_empty())
+            || self.subscriptions.lock().unwrap().values().any(|sub| sub.has_pending())
+    }
 }
 
 #[cfg(test)]
@@ -337,5 +341,37 @@ mod tests {
         physics.offer_ray_caster(Fake { base: 0.0, nested: None, panic: true }).unwrap();
         assert!(!sensors.cast_rays(&rays(2), 10.0, EntityId::NULL, &mut out), "a panic is caught and answered false");
         assert!(!sensors.cast_rays(&rays(2), 10.0, EntityId::NULL, &mut out), "and the slot still works after it");
+    }
+
+    /// What lets a system with many services skip taking from each when nothing waits.
+    #[test]
+    fn has_pending_sees_a_queued_request_or_message_until_taken() {
+        use plugin_api::msgs::{Boolean, StringMsg};
+        use plugin_api::prost::Message;
+        let node = Node::local();
+        let h = SystemHost::new("w", Arc::new(EventBus::default()), NetworkRole::STANDALONE, Arc::new(OwnsAll), 0, 1, node.clone());
+        let host = Host::from_ffi(plugin_api::ffi::HostServices_TO::from_ptr(RArc::new(h), TD_Opaque));
+        let service = host.offer_service::<StringMsg, Boolean>("/w/ask").unwrap();
+        let topic = host.subscribe_topic::<StringMsg>("/w/said").unwrap();
+        assert!(!host.has_pending(), "nothing asked or said yet");
+
+        let caller = node.clone();
+        let call = std::thread::spawn(move || caller.call("/w/ask", &StringMsg::default().encode_to_vec(), Duration::from_secs(60)));
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !host.has_pending() {
+            assert!(std::time::Instant::now() < deadline, "the request never showed as pending");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let requests = service.take();
+        assert_eq!(requests.len(), 1);
+        assert!(!host.has_pending(), "taken");
+        service.reply(&requests[0], true, &Boolean { data: true, ..Default::default() });
+        assert!(matches!(call.join().unwrap(), Ok(crate::transport::Answer::Ok(_))));
+
+        let publisher = node.advertise("/w/said", "gz.msgs.StringMsg", Default::default()).unwrap();
+        node.publish(publisher, &StringMsg { data: "hi".into(), ..Default::default() }.encode_to_vec()).unwrap();
+        assert!(host.has_pending(), "a message waits");
+        assert_eq!(topic.take().len(), 1);
+        assert!(!host.has_pending(), "taken");
     }
 }

@@ -211,6 +211,10 @@ impl Subscription {
     pub fn take(&self) -> Vec<Received> {
         self.0.queue.lock().unwrap().drain(..).collect()
     }
+    /// Whether a message waits to be taken.
+    pub fn has_pending(&self) -> bool {
+        !self.0.queue.lock().unwrap().is_empty()
+    }
     /// Waits up to `timeout` for the next message.
     pub fn recv_timeout(&self, timeout: Duration) -> Option<Received> {
         let deadline = Instant::now() + timeout;
