@@ -177,18 +177,24 @@ impl Rng {
             })
             .collect()
     }
+    /// A random small case: secondaries, a membership, its first assignment, and the next
+    /// step's membership of the same performers.
+    fn case(&mut self) -> (usize, Membership, Owners, Membership) {
+        let n = 1 + self.below(4) as usize;
+        let performers = 1 + self.below(6);
+        let levels = 1 + self.below(5);
+        let prev = self.membership(performers, levels);
+        let first = assign(&prev, &Membership::new(), &Owners::new(), n);
+        let next = self.membership(performers, levels);
+        (n, prev, first, next)
+    }
 }
 
 #[test]
 fn redistribution_is_the_exact_lexicographic_minimum() {
     let mut rng = Rng(7);
     for case in 0..400 {
-        let n = 1 + rng.below(4) as usize;
-        let performers = 1 + rng.below(6);
-        let levels = 1 + rng.below(5);
-        let prev = rng.membership(performers, levels);
-        let old = assign(&prev, &Membership::new(), &Owners::new(), n);
-        let next = rng.membership(performers, levels);
+        let (n, prev, old, next) = rng.case();
         let got = assign(&next, &prev, &old, n);
         let gs = groups(&next);
         let got_choice: Vec<usize> = gs.iter().map(|g| got[g.performers.first().unwrap()]).collect();
@@ -223,13 +229,8 @@ fn redistribution_is_the_exact_lexicographic_minimum() {
 fn an_assignment_is_kept_while_the_membership_stays_the_same() {
     let mut rng = Rng(11);
     for case in 0..400 {
-        let n = 1 + rng.below(4) as usize;
-        let performers = 1 + rng.below(6);
-        let levels = 1 + rng.below(5);
-        let prev = rng.membership(performers, levels);
-        let first = assign(&prev, &Membership::new(), &Owners::new(), n);
+        let (n, prev, first, next) = rng.case();
         assert_eq!(assign(&prev, &prev, &first, n), first, "case {case}: the first assignment of {prev:?} on {n}");
-        let next = rng.membership(performers, levels);
         let later = assign(&next, &prev, &first, n);
         assert_eq!(assign(&next, &next, &later, n), later, "case {case}: {prev:?} -> {next:?} on {n}");
     }
