@@ -359,7 +359,10 @@ impl QueryCache {
     /// nothing when the previous call was in an earlier step). Otherwise forgets every kept
     /// answer and answers false; always so with a host older than plugin-api 1.7.
     pub fn refresh(&mut self, ecm: &impl EcmRead) -> bool {
-        let version = ecm.structure_version();
+        self.seen(ecm.structure_version())
+    }
+
+    fn seen(&mut self, version: u64) -> bool {
         if version != 0 && version == self.version {
             return true;
         }
@@ -526,5 +529,27 @@ impl<'a> EcmView<'a> {
 impl EcmRead for EcmView<'_> {
     fn facade(&self) -> EcmRefObj<'_> {
         self.obj.sabi_reborrow()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_cache_keeps_nothing_under_a_host_that_cannot_tell_its_structure() {
+        let mut cache = QueryCache::new();
+        cache.answers.push((vec![ComponentTypeId(1)], vec![EntityId(7)]));
+        assert!(!cache.seen(0), "0: unknown");
+        assert!(cache.answers.is_empty(), "forgotten");
+        cache.answers.push((vec![ComponentTypeId(1)], vec![EntityId(7)]));
+        assert!(!cache.seen(0), "never the same under an older host");
+        assert!(cache.answers.is_empty());
+        assert!(!cache.seen(5), "a first version");
+        cache.answers.push((vec![ComponentTypeId(1)], vec![EntityId(7)]));
+        assert!(cache.seen(5), "unchanged");
+        assert_eq!(cache.answers.len(), 1, "kept");
+        assert!(!cache.seen(6));
+        assert!(cache.answers.is_empty());
     }
 }
