@@ -262,9 +262,10 @@ impl Ecm {
     }
 
     /// A number that changes whenever an entity is created, marked for removal or removed,
-    /// or a component is added to or removed from an entity, and only then: while it stays
-    /// the same, every query answers the same entities (writing values, flagging changes and
-    /// a step ending with nothing to remove leave it as it is). Never 0.
+    /// or a component is added to or removed from an entity, and only then (writing values,
+    /// flagging changes and a step ending with nothing to remove leave it as it is): while it
+    /// stays the same, `Which::ALL` queries answer the same entities, and if it is the same as
+    /// in an earlier step, `Which::NEW` and `Which::REMOVED` queries answer nothing. Never 0.
     pub fn structure_version(&self) -> u64 {
         self.structure
     }

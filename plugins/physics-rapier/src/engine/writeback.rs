@@ -236,12 +236,12 @@ pub(super) fn write_link_values<C: Component>(
     ecm: &mut Ecm<'_>,
     f: impl Fn(&RPose, Vector, Vector, ()) -> C,
 ) -> Result<(), Error> {
-    let carriers = w.queries.entities_with(ecm, &[Link::ID, C::ID]).to_vec();
-    if carriers.is_empty() {
-        return Ok(());
-    }
-    let (mut ids, mut vals) = (Vec::new(), Vec::new());
-    for l in carriers {
+    // The cache is set aside while its answer is read alongside the rest of the world (no
+    // copy of the answer each step).
+    let mut queries = std::mem::take(&mut w.queries);
+    let carriers = queries.entities_with(ecm, &[Link::ID, C::ID]);
+    let (mut ids, mut vals) = (Vec::with_capacity(carriers.len()), Vec::with_capacity(carriers.len()));
+    for &l in carriers {
         let Some(s) = w.link(l) else { continue };
         let b = &w.sim.bodies[s.body];
         if b.is_fixed() {
@@ -251,7 +251,10 @@ pub(super) fn write_link_values<C: Component>(
         ids.push(l);
         vals.push(f(x, b.velocity_at_point(x.translation), b.angvel(), ()));
     }
-    ecm.write_many(&ids, &vals, Change::Periodic)?;
+    w.queries = queries;
+    if !ids.is_empty() {
+        ecm.write_many(&ids, &vals, Change::Periodic)?;
+    }
     Ok(())
 }
 
