@@ -74,6 +74,22 @@ fn two_performers_keep_one_level_until_both_leave() {
 }
 
 #[test]
+fn a_performer_whose_model_is_removed_after_quiet_steps_no_longer_keeps_its_level() {
+    let mut w = seed(true);
+    w.goto("R3", 100.0, -100.0);
+    assert!(w.level_loaded("L1"), "R1 and R2 are in L1");
+    // Steps in which nothing is created or removed, then R2's model goes.
+    w.f.run(50).unwrap();
+    let r2 = w.id("R2").unwrap();
+    assert!(w.f.runner_mut().ecm.request_remove(r2, true));
+    w.f.run(50).unwrap();
+    assert!(w.id("R2").is_none());
+    assert!(w.level_loaded("L1"), "R1 is still in L1");
+    w.goto("R1", 50.0, 50.0);
+    assert!(!w.level_loaded("L1"), "R2's performer went with its model, and R1 left L1");
+}
+
+#[test]
 fn leaving_and_coming_back_reloads_with_the_same_ids() {
     let mut w = load(&seed_world_with_m1_system(), true);
     w.f.run(1).unwrap();

@@ -84,7 +84,9 @@ use plugin_api::math::{Pose, Vec3};
 use plugin_api::msgs::{Boolean, StringMsg};
 use plugin_api::transport::ServiceServer;
 use plugin_api::xml::PluginXml;
-use plugin_api::{log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, NetworkRole, System, UpdateInfo};
+use plugin_api::{
+    log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Host, NetworkRole, QueryCache, System, UpdateInfo,
+};
 use std::collections::{BTreeSet, HashMap};
 
 /// Runs before every other system, as gz-sim's level update runs before its systems.
@@ -122,6 +124,10 @@ pub struct LevelManager {
     model_ids: Vec<EntityId>,
     /// On a secondary: the names of every performer's model seen so far.
     performer_names: BTreeSet<String>,
+    /// Tells a step in which nothing was created or removed since this system's last one.
+    structure: QueryCache,
+    /// Asked once a step whether a `set_performer` request waits.
+    host: Option<Host>,
 }
 
 impl System for LevelManager {
@@ -155,6 +161,7 @@ impl System for LevelManager {
         self.adopt_performers(&mut ctx.ecm, performers)?;
         let name = format!("/world/{}/level/set_performer", ctx.host.world_name());
         self.service = Some(ctx.host.offer_service(&name)?);
+        self.host = Some(ctx.host.clone());
         if self.enabled && self.performers.is_empty() {
             log::info!("levels are on and there are no performers yet; add some with {name}");
         }
@@ -165,14 +172,23 @@ impl System for LevelManager {
         if self.secondary {
             return self.follow_assignment(ecm);
         }
-        // Performers made since the last step by the host (a dynamic model spawned in a
-        // distributed run becomes one) count like those of the world file.
-        let made = ecm.new_entities_with(&[Performer::ID]);
-        if !made.is_empty() {
-            self.adopt_performers(ecm, made)?;
+        // Most steps create and remove nothing: then no performer is new and none lost its model.
+        let unchanged = self.structure.refresh(ecm);
+        if !unchanged {
+            // Performers made since the last step by the host (a dynamic model spawned in a
+            // distributed run becomes one) count like those of the world file.
+            let made = ecm.new_entities_with(&[Performer::ID]);
+            if !made.is_empty() {
+                self.adopt_performers(ecm, made)?;
+            }
         }
-        self.serve_set_performer(ecm)?;
-        self.update_levels(ecm)
+        if self.host.as_ref().is_none_or(|h| h.has_pending()) {
+            self.serve_set_performer(ecm)?;
+        }
+        self.update_levels(ecm, unchanged)?;
+        // After this system's own creations and removals, so they do not read as another's.
+        self.structure.refresh(ecm);
+        Ok(())
     }
 
     /// Not called: [`LevelManager::hooks`] says pre_update only.
@@ -284,15 +300,18 @@ impl LevelManager {
     }
 
     /// The level rule for this step: performer volumes, then levels to load and unload.
-    fn update_levels(&mut self, ecm: &mut Ecm<'_>) -> plugin_api::Result {
+    /// `unchanged`: nothing was created or removed since this system's previous step.
+    fn update_levels(&mut self, ecm: &mut Ecm<'_>, unchanged: bool) -> plugin_api::Result {
         // A performer whose model went away (removed by a user or with a level) is dropped.
-        self.performers.retain(|p| {
-            let alive = ecm.has_entity(p.model) && ecm.has_entity(p.id);
-            if !alive {
-                log::info!("performer {} dropped: its model {} was removed", p.id, p.model);
-            }
-            alive
-        });
+        if !unchanged {
+            self.performers.retain(|p| {
+                let alive = ecm.has_entity(p.model) && ecm.has_entity(p.id);
+                if !alive {
+                    log::info!("performer {} dropped: its model {} was removed", p.id, p.model);
+                }
+                alive
+            });
+        }
         self.model_ids.clear();
         self.model_ids.extend(self.performers.iter().map(|p| p.model));
         let poses = ecm.read_many::<Pose>(&self.model_ids)?;

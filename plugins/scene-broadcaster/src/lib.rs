@@ -34,8 +34,8 @@ use plugin_api::msgs::{self as gz, Empty, PoseV, Scene, SerializedStateMap, Seri
 use plugin_api::prost::Message;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
-    log, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Publisher, ResetOutcome, ServiceServer,
-    System, TopicOptions, UpdateInfo,
+    log, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, QueryCache, ResetOutcome,
+    ServiceServer, System, TopicOptions, UpdateInfo,
 };
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -101,6 +101,10 @@ pub struct SceneBroadcaster {
     /// Send the full state on the `state` topic at the next post_update.
     full_state_due: bool,
     pending: state::Pending,
+    /// Tells a step that created and removed nothing since the last one (most steps).
+    structure: QueryCache,
+    /// Asked whether a request waits, once a step, before taking from both services.
+    host: Option<Host>,
 }
 
 impl Default for SceneBroadcaster {
@@ -119,6 +123,8 @@ impl Default for SceneBroadcaster {
             state_listened: false,
             full_state_due: false,
             pending: state::Pending::default(),
+            structure: QueryCache::new(),
+            host: None,
         }
     }
 }
@@ -158,6 +164,10 @@ impl SceneBroadcaster {
 
     /// Announces new models and lights and the removed ones.
     fn scene_changes(&mut self, io: &Io, info: &UpdateInfo, ecm: &EcmView<'_>) -> plugin_api::Result {
+        // Nothing created or removed since the last step: no model or light is new or gone.
+        if self.structure.refresh(ecm) && !self.resync {
+            return Ok(());
+        }
         let (mut added, mut removed) = (BTreeSet::new(), BTreeSet::new());
         let types = [Model::ID, Light::ID];
         for ty in types {
@@ -264,6 +274,9 @@ impl SceneBroadcaster {
 
     /// Answers the services' waiting requests.
     fn services(&mut self, io: &Io, info: &UpdateInfo, ecm: &EcmView<'_>) -> plugin_api::Result {
+        if self.host.as_ref().is_some_and(|h| !h.has_pending()) {
+            return Ok(());
+        }
         let scene_requests = io.scene_service.take();
         if !scene_requests.is_empty() {
             let (models, lights) = scene::models_and_lights(ecm);
@@ -304,6 +317,7 @@ impl System for SceneBroadcaster {
         };
         self.world_name = ctx.host.world_name();
         self.io = Some(self.advertise(&ctx.host)?);
+        self.host = Some(ctx.host.clone());
         Ok(())
     }
 
