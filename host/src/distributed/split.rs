@@ -24,7 +24,7 @@ use plugin_api::components::{
     DefaultLevel, LevelAssigned, LevelEntityNames, LevelLoaded, Model, Name, ParentEntity, Performer, PerformerAffinity, PerformerLevels,
     PerformerRef,
 };
-use plugin_api::msgs::SerializedStateMap;
+use plugin_api::msgs::{SerializedComponent, SerializedEntityMap, SerializedStateMap};
 use plugin_api::{Change, Component, ComponentTypeId, EntityId, Which};
 
 use super::PerformerId;
@@ -118,15 +118,16 @@ pub fn level_content(ecm: &Ecm, world: EntityId) -> BTreeSet<EntityId> {
         .collect()
 }
 
-/// The values a step's answers set, to tell them from what the primary's own systems did.
-pub type Applied = BTreeMap<(u64, u64), Vec<u8>>;
+/// The values a step's answers set (borrowed from the answers), to tell them from what the
+/// primary's own systems did.
+pub type Applied<'a> = BTreeMap<(u64, u64), &'a [u8]>;
 
 /// Records the component values of `answer` in `applied`.
-pub fn note_applied(applied: &mut Applied, answer: &SerializedStateMap) {
+pub fn note_applied<'a>(applied: &mut Applied<'a>, answer: &'a SerializedStateMap) {
     for (&id, e) in &answer.entities {
         for (&ty, c) in &e.components {
             if !c.remove {
-                applied.insert((id, ty), c.component.clone());
+                applied.insert((id, ty), c.component.as_slice());
             }
         }
     }
@@ -153,25 +154,29 @@ impl Forward {
 /// (`applied`), level content (`levels`: ids ever seen as a level's), and [`LOCAL_COMPONENTS`].
 /// Changes of a performer's entities go to its owner; removals and the rest to everyone.
 pub fn primary_changes(changes: &SerializedStateMap, applied: &Applied, ecm: &Ecm, world: EntityId, levels: &HashSet<EntityId>) -> Forward {
-    let models: BTreeMap<EntityId, PerformerId> = performer_models(ecm).into_iter().map(|(p, m)| (m, p)).collect();
+    // Asked for once, and only when something is to go down (most steps: nothing).
+    let mut models: Option<BTreeMap<EntityId, PerformerId>> = None;
     let mut out = Forward::default();
     for (&key, entry) in &changes.entities {
         let id = EntityId(key);
         if levels.contains(&id) {
             continue;
         }
-        let mut entry = entry.clone();
         if entry.remove {
-            out.shared.entities.insert(key, entry);
+            out.shared.entities.insert(key, entry.clone());
             continue;
         }
-        entry.components.retain(|&ty, c| {
-            !LOCAL_COMPONENTS.contains(&ComponentTypeId(ty)) && applied.get(&(key, ty)).is_none_or(|v| c.remove || *v != c.component)
-        });
-        if entry.components.is_empty() {
+        // Most changes are the answers' values coming back: only the rest is copied.
+        let own = |(&ty, c): &(&u64, &SerializedComponent)| {
+            !LOCAL_COMPONENTS.contains(&ComponentTypeId(ty)) && applied.get(&(key, ty)).is_none_or(|v| c.remove || *v != c.component.as_slice())
+        };
+        if !entry.components.iter().any(|c| own(&c)) {
             continue;
         }
+        let components = entry.components.iter().filter(own).map(|(&ty, c)| (ty, c.clone())).collect();
+        let entry = SerializedEntityMap { id: entry.id, components, remove: false };
         let top = top_level(ecm, id, world);
+        let models = models.get_or_insert_with(|| performer_models(ecm).into_iter().map(|(p, m)| (m, p)).collect());
         let performer = if ecm.has_component(top, Model::ID) { models.get(&top).copied() } else { None };
         let target = match performer {
             Some(p) => out.performers.entry(p).or_insert_with(|| SerializedStateMap {

@@ -99,8 +99,9 @@ fn the_primary_forwards_its_own_changes_to_the_right_secondaries_only() {
     // the ground, loaded a level, and wrote level bookkeeping.
     let answered = Pose::from_xyz_rpy(1.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     ecm.set(a, &answered, Change::Periodic).unwrap();
+    let answer = crate::state::changed_state(&ecm, Stamp::default());
     let mut applied = Applied::new();
-    note_applied(&mut applied, &crate::state::changed_state(&ecm, Stamp::default()));
+    note_applied(&mut applied, &answer);
     ecm.set(a, &WorldPoseCmd(Pose::from_xyz_rpy(0.0, 0.0, 3.0, 0.0, 0.0, 0.0)), Change::OneTime).unwrap();
     ecm.set(ground, &Pose::from_xyz_rpy(0.0, 0.0, -1.0, 0.0, 0.0, 0.0), Change::OneTime).unwrap();
     ecm.set(EntityId(pa), &PerformerLevels(vec![named(&ecm, "lv")]), Change::OneTime).unwrap();

@@ -1,6 +1,7 @@
 //! The driver's [`Simulation`] over a loaded [`Server`] (one world), and
 //! [`Server::run_distributed`].
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -311,7 +312,7 @@ impl Simulation for ServerSim<'_> {
         let (runner, transport) = (&mut s.runners[0], &mut s.transports[0]);
         // The secondaries' results first, so the primary's systems, topics and log see the
         // whole world at this step (seed 001).
-        let mut applied = split::Applied::new();
+        let mut taken = Vec::with_capacity(answers.len());
         let mut answered_by: std::collections::HashMap<u64, &PeerRef> = std::collections::HashMap::new();
         for (peer, answer) in answers {
             // Each entity is simulated in one place: two answers for one entity mean two
@@ -324,17 +325,19 @@ impl Simulation for ServerSim<'_> {
             // An entity the primary does not have (made by a secondary's system) is not
             // taken: its id was allocated on that secondary alone.
             let ecm = &runner.ecm;
-            let known;
             let answer = if answer.entities.keys().all(|&id| ecm.has_entity(EntityId(id))) {
-                answer
+                Cow::Borrowed(answer)
             } else {
                 let mut kept = answer.clone();
                 split::retain_entities(&mut kept, |id| ecm.has_entity(EntityId(id)));
                 log::debug!("distributed: {} entities of {peer}'s answer are unknown here; skipped", answer.entities.len() - kept.entities.len());
-                known = kept;
-                &known
+                Cow::Owned(kept)
             };
-            apply_state(&mut runner.ecm, answer).map_err(|e| format!("applying the answer of {peer}: {e}"))?;
+            apply_state(&mut runner.ecm, &answer).map_err(|e| format!("applying the answer of {peer}: {e}"))?;
+            taken.push(answer);
+        }
+        let mut applied = split::Applied::new();
+        for answer in &taken {
             split::note_applied(&mut applied, answer);
         }
         let world = runner.world_entity();
