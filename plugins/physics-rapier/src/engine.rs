@@ -273,10 +273,11 @@ impl World {
         }
         if !(self.started && unchanged) {
             self.sync_entities(ecm)?;
+            // Everything alive now, pending removals included: a lower count next time means
+            // entities went that physics may not have seen go. (An unchanged structure keeps
+            // the count.)
+            self.count_after = ecm.entity_count();
         }
-        // Everything alive now, pending removals included: a lower count next time means
-        // entities went that physics may not have seen go.
-        self.count_after = ecm.entity_count();
         self.apply_pose_commands(ecm)?;
         self.apply_joint_resets(ecm)?;
         if paused || dt <= 0.0 {

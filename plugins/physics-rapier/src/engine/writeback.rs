@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// Moved models from which the pose write-back visits the host's storage in place.
+const DENSE_MIN: usize = 64;
+
 impl World {
     /// Link and model poses of every model with a moving body, in one bulk write each.
     pub(super) fn write_poses(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
@@ -23,7 +26,9 @@ impl World {
         }
         // Parents before their nested models (their slots come first).
         moved.sort_unstable();
-        let dense = moved.len() * 4 >= self.models.len();
+        // In place when many models moved and most of them did; a few (a secondary's
+        // performers) go in one bulk write, which costs less than lending the storage.
+        let dense = moved.len() >= DENSE_MIN && moved.len() * 4 >= self.models.len();
         if dense && self.scratch.len() < self.model_slots.len() {
             self.scratch.resize(self.model_slots.len(), Pose::IDENTITY);
         }
