@@ -312,6 +312,11 @@ impl LevelManager {
                 alive
             });
         }
+        if self.set.levels.is_empty() {
+            // A world without levels (they are read once, from the file): every performer
+            // is in none, always.
+            return Ok(());
+        }
         self.model_ids.clear();
         self.model_ids.extend(self.performers.iter().map(|p| p.model));
         let poses = ecm.read_many::<Pose>(&self.model_ids)?;
