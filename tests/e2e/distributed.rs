@@ -4,7 +4,7 @@
 //! local run. Process ends are awaited with generous bounds (a lost peer must be noticed
 //! within 5 s; the tests allow 15 s on a loaded machine); speed is measured in `bench/`.
 
-use crate::harness::{gz_worlds_dir, world_sdf, Running, TestDir, Troupe, UNPACED};
+use crate::harness::{world_sdf, Running, TestDir, Troupe, UNPACED};
 use std::time::Duration;
 
 /// How long a process may take to notice a lost peer and exit (the goal is under 1 s, the
@@ -40,7 +40,7 @@ fn id_of(s: &mut Running) -> String {
 
 #[test]
 fn one_primary_and_three_secondaries_of_the_gz_worlds_run_n_iterations_and_all_exit_0() {
-    let Some(worlds) = gz_worlds_dir() else { return };
+    let Some(worlds) = troupe_test_machine::gz_worlds() else { return };
     let dir = TestDir::new("dist_1p3s");
     let secondaries: Vec<Running> = (0..3).map(|_| secondary(&dir, &worlds.join("distributed_secondary.sdf")).spawn()).collect();
     let p = primary(&dir, &worlds.join("distributed_primary.sdf"), 3).args(["--iterations", "60"]).run();

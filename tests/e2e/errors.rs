@@ -15,7 +15,7 @@ fn libm() -> Option<PathBuf> {
         .map(PathBuf::from)
         .find(|p| p.is_file());
     if found.is_none() {
-        eprintln!("skipped: no libm.so.6 found in the usual places");
+        troupe_test_machine::lacks("no libm.so.6 in the usual places (Debian package libc6)");
     }
     found
 }

@@ -330,28 +330,6 @@ impl Drop for Running {
     }
 }
 
-/// `$TROUPE_GZ_WORLDS` as a directory, or `None` (with the reason printed) to skip.
-pub fn gz_worlds_dir() -> Option<PathBuf> {
-    let Some(value) = std::env::var_os("TROUPE_GZ_WORLDS").filter(|v| !v.is_empty()) else {
-        eprintln!("skipped: TROUPE_GZ_WORLDS is not set (point it at the gz-sim reference worlds)");
-        return None;
-    };
-    let given = PathBuf::from(&value);
-    let candidates = if given.is_absolute() {
-        vec![given.clone()]
-    } else {
-        // Relative: to the checkout (as .ci/run gives it), else to the current directory.
-        vec![repo_root().join(&given), std::env::current_dir().map(|d| d.join(&given)).unwrap_or_default()]
-    };
-    match candidates.into_iter().find(|p| p.is_dir()) {
-        Some(dir) => Some(dir),
-        None => {
-            eprintln!("skipped: TROUPE_GZ_WORLDS={} is not a directory", given.display());
-            None
-        }
-    }
-}
-
 /// `troupe service` calling `service` (answering a `gz.msgs.Boolean`) with `req` of type
 /// `req_type`, waiting up to 20 s for the answer.
 pub fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) -> crate::output::Output {

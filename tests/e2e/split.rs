@@ -3,7 +3,7 @@
 //! --performers`), and what a user asks of the primary (pause, step, set a pose, spawn,
 //! remove, reset) reaches the secondaries as it would a standalone server.
 
-use crate::harness::{self, gz_worlds_dir, server_config, world_sdf, Running, TestDir, Troupe, UNPACED};
+use crate::harness::{self, server_config, world_sdf, Running, TestDir, Troupe, UNPACED};
 use crate::output::Output;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ fn diff(dir: &TestDir, flags: &[&str], a: &Path, b: &Path) -> Output {
 
 #[test]
 fn the_gz_distributed_world_as_1_plus_3_logs_every_performer_as_standalone_bit_for_bit() {
-    let Some(worlds) = gz_worlds_dir() else { return };
+    let Some(worlds) = troupe_test_machine::gz_worlds() else { return };
     let dir = TestDir::new("split_gz_1p3");
     let secondaries: Vec<Running> = (0..3).map(|_| secondary(&dir, &worlds.join("distributed_secondary.sdf")).spawn()).collect();
     let p = primary(&dir, &worlds.join("distributed_primary.sdf"), 3)
@@ -272,7 +272,7 @@ fn first_difference(out: &Output) -> Option<u64> {
 
 #[test]
 fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone() {
-    let Some(worlds) = gz_worlds_dir() else { return };
+    let Some(worlds) = troupe_test_machine::gz_worlds() else { return };
     let dir = TestDir::new("split_gz_levels");
     // 11 s of simulated time: the two shapes roll down through levels and meet in one (one
     // is handed over to the other's secondary, at step 9539).

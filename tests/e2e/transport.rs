@@ -135,11 +135,7 @@ fn rep_address(dir: &TestDir, service: &str) -> Option<String> {
 }
 
 fn nngcat_available() -> bool {
-    let found = Command::new("nngcat").arg("--version").output().is_ok();
-    if !found {
-        eprintln!("skipped the nngcat part: nngcat is not installed (Debian package nng-utils; .ci/run installs it)");
-    }
-    found
+    troupe_test_machine::program("nngcat", "nng-utils")
 }
 
 fn nngcat(args: &[&str]) -> String {

@@ -1,13 +1,13 @@
 //! Real worlds run: every gz-sim reference world, and the project's demo world.
 
-use crate::harness::{default_config, gz_worlds_dir, repo_file, TestDir, Troupe};
+use crate::harness::{default_config, repo_file, TestDir, Troupe};
 
 /// Every `.sdf` of `$TROUPE_GZ_WORLDS` (3k_shapes included) runs 50 iterations with the
 /// default server config and exits 0. All worlds are tried before failing, so one report
 /// lists every broken world.
 #[test]
 fn every_gz_reference_world_runs_50_iterations() {
-    let Some(dir) = gz_worlds_dir() else { return };
+    let Some(dir) = troupe_test_machine::gz_worlds() else { return };
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -36,12 +36,7 @@ fn every_gz_reference_world_runs_50_iterations() {
 /// The 3000-shape world on its own, so a failure there is named by the test.
 #[test]
 fn gz_3k_shapes_runs() {
-    let Some(dir) = gz_worlds_dir() else { return };
-    let file = dir.join("3k_shapes.sdf");
-    if !file.is_file() {
-        eprintln!("skipped: {} is missing", file.display());
-        return;
-    }
+    let Some(file) = troupe_test_machine::gz_world("3k_shapes.sdf") else { return };
     let tmp = TestDir::new("gz_3k_shapes");
     let out = Troupe::sim(&tmp).args(["-r", "--iterations", "50", "--config"]).arg(default_config()).arg(&file).run();
     out.assert_code(0).assert_stderr_has(&["troupe: running world(s) shapes"]);

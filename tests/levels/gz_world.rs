@@ -3,20 +3,11 @@
 //! and `box` at the origin; `tile_0` global.
 
 use crate::support::{load, set};
-use std::path::PathBuf;
-
-fn gz_worlds() -> Option<PathBuf> {
-    let Some(value) = std::env::var_os("TROUPE_GZ_WORLDS").filter(|v| !v.is_empty()) else {
-        eprintln!("skipped: TROUPE_GZ_WORLDS is not set (point it at the gz-sim reference worlds)");
-        return None;
-    };
-    Some(PathBuf::from(value))
-}
 
 #[test]
 fn gz_levels_world_loads_what_its_levels_say() {
-    let Some(dir) = gz_worlds() else { return };
-    let text = std::fs::read_to_string(dir.join("levels.sdf")).unwrap();
+    let Some(file) = troupe_test_machine::gz_world("levels.sdf") else { return };
+    let text = std::fs::read_to_string(file).unwrap();
     let mut w = load(&text, true);
     // At load: the global tile and the two performers.
     assert_eq!(w.models(), set(&["sphere", "box", "tile_0"]));

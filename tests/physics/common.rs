@@ -129,19 +129,3 @@ pub fn asset(rel: &str) -> String {
     test_dir().join(rel).canonicalize().unwrap_or_else(|e| panic!("{rel}: {e}")).display().to_string()
 }
 
-/// `$TROUPE_GZ_WORLDS` as a directory, or `None` (with the reason printed) to skip.
-pub fn gz_worlds_dir() -> Option<PathBuf> {
-    let Some(value) = std::env::var_os("TROUPE_GZ_WORLDS").filter(|v| !v.is_empty()) else {
-        eprintln!("skipped: TROUPE_GZ_WORLDS is not set (point it at the gz-sim reference worlds)");
-        return None;
-    };
-    let given = PathBuf::from(&value);
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = if given.is_absolute() { given.clone() } else { root.join(&given) };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: TROUPE_GZ_WORLDS={} is not a directory", given.display());
-        None
-    }
-}

@@ -46,7 +46,7 @@ fn mass_centre(ecm: &Ecm) -> Vec3 {
 /// freely, exactly as one body would, and does not move sideways.
 #[test]
 fn shapes_world_falls_with_its_centre_of_mass_in_free_fall() {
-    let Some(dir) = gz_worlds_dir() else { return };
+    let Some(dir) = troupe_test_machine::gz_worlds() else { return };
     let mut f = TestFixture::from_file(dir.join("shapes.sdf")).unwrap().finalize().unwrap();
     let c0 = mass_centre(f.ecm());
     let parts0 = centres_of_mass(f.ecm());
@@ -74,7 +74,7 @@ fn shapes_world_falls_with_its_centre_of_mass_in_free_fall() {
 /// the cylinders go down the slope too, never sinking into it.
 #[test]
 fn distributed_standalone_shapes_roll_down_the_slope() {
-    let Some(dir) = gz_worlds_dir() else { return };
+    let Some(dir) = troupe_test_machine::gz_worlds() else { return };
     let (s, c) = 0.52f64.sin_cos();
     let normal = Vec3::new(s, 0.0, c);
     let downhill = Vec3::new(c, 0.0, -s);

@@ -12,7 +12,7 @@
 //!   removed while running, reset.
 //! * [`meshes`]: STL and OBJ collisions, and the errors bad mesh input gives.
 //! * [`gz_worlds`]: gz-sim's shapes.sdf and distributed_standalone.sdf (`$TROUPE_GZ_WORLDS`,
-//!   skipped with a message when unset).
+//!   skipped when unset, failed under CI).
 
 mod commands;
 mod common;
