@@ -23,10 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let fds = protox::compile(&files, [&root, &gz_root])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
-    std::fs::write(
-        out.join("troupe.distributed.descriptor.bin"),
-        prost::Message::encode_to_vec(&fds),
-    )?;
+    std::fs::write(out.join("troupe.distributed.descriptor.bin"), prost::Message::encode_to_vec(&fds))?;
     prost_build::Config::new()
         .extern_path(".gz.msgs", "::plugin_api::msgs")
         // Sorted maps: a message encodes to the same bytes every time.

@@ -42,12 +42,7 @@ fn build(manifest: &Path, target_dir: &Path, lib: &str) -> PathBuf {
     if !out.status.success() {
         out = run(false);
     }
-    assert!(
-        out.status.success(),
-        "building {} failed:\n{}",
-        manifest.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "building {} failed:\n{}", manifest.display(), String::from_utf8_lossy(&out.stderr));
     let so = target_dir.join("debug").join(format!("lib{lib}.so"));
     assert!(so.is_file(), "{} was not produced", so.display());
     so
@@ -100,7 +95,8 @@ fn template_builds_outside_the_workspace_and_loads() {
     let manifest = src.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     let api = repo().join("plugin-api");
-    let text = text.replace("path = \"../../plugin-api\"", &format!("path = \"{}\"", api.display())) + "\n[workspace]\n";
+    let text =
+        text.replace("path = \"../../plugin-api\"", &format!("path = \"{}\"", api.display())) + "\n[workspace]\n";
     assert!(text.contains(&api.display().to_string()), "the template depends on plugin-api by path");
     std::fs::write(&manifest, text).unwrap();
     let so = build(&manifest, &scratch("template-target"), "troupe_template");

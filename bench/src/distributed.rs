@@ -40,8 +40,21 @@ fn spawn(args: &[&str], partition: &str) -> Result<Peer, String> {
 }
 
 fn settings(role: Role, secondaries: u32) -> NetworkSettings {
-    let timing = Timing { peer_timeout: Duration::from_secs(3), join_timeout: Some(Duration::from_secs(30)), ..Timing::default() };
-    NetworkSettings { role, secondaries, token: None, primary: None, listen: None, timing, discovery_timeout: Duration::from_secs(30), auto_performers: false }
+    let timing = Timing {
+        peer_timeout: Duration::from_secs(3),
+        join_timeout: Some(Duration::from_secs(30)),
+        ..Timing::default()
+    };
+    NetworkSettings {
+        role,
+        secondaries,
+        token: None,
+        primary: None,
+        listen: None,
+        timing,
+        discovery_timeout: Duration::from_secs(30),
+        auto_performers: false,
+    }
 }
 
 fn partition(tag: &str) -> String {
@@ -91,7 +104,11 @@ pub fn peer_main(args: &[String]) -> Result<(), String> {
             let cfg = DriverConfig::from_env(settings(Role::Secondary, 0));
             let mut sim = Null { steps: 0, stamps: Vec::new(), ended_at: None };
             let outcome = run_secondary(&mut sim, &cfg, &AtomicBool::new(false)).map_err(|e| e.to_string())?;
-            if outcome.is_clean() { Ok(()) } else { Err(format!("{outcome:?}")) }
+            if outcome.is_clean() {
+                Ok(())
+            } else {
+                Err(format!("{outcome:?}"))
+            }
         }
         [kind, url] if kind == "bare-echo" => {
             let sock = Socket::new(Protocol::Pair0).map_err(|e| e.to_string())?;
@@ -185,7 +202,8 @@ fn kill_detection() -> Result<Duration, String> {
         let _ = std::fs::remove_dir_all(&cfg.dir);
         (outcome.map_err(|e| e.to_string()), sim.ended_at)
     });
-    rx.recv_timeout(Duration::from_secs(30)).map_err(|_| String::from("the kill-detection run never reached step 200"))?;
+    rx.recv_timeout(Duration::from_secs(30))
+        .map_err(|_| String::from("the kill-detection run never reached step 200"))?;
     let killed_at = Instant::now();
     victim.0.kill().map_err(|e| format!("kill -9: {e}"))?;
     let (outcome, ended_at) = handle.join().map_err(|_| String::from("the primary thread panicked"))?;
@@ -210,7 +228,9 @@ pub fn bench(quick: bool) -> Result<(), String> {
     let steps = if quick { 300 } else { 3000 };
     let reps = if quick { 3 } else { 5 };
     println!("9. Distributed lockstep, no simulation work ({steps} steps, {reps} alternating repetitions; per-step time in µs, mean / p99):");
-    println!("   The machine is shared: each side's best repetition, and the ratios as best/best and as the median of the");
+    println!(
+        "   The machine is shared: each side's best repetition, and the ratios as best/best and as the median of the"
+    );
     println!("   ratios of back-to-back pairs (load changing between repetitions moves one ratio, not the median).");
     println!("   secondaries | Troupe lockstep   | bare nng broadcast+collect | ratio best, median (goal <= 1.5) | p99 ratio best, median (goal <= 2)");
     for n in [1u32, 2, 4] {

@@ -39,7 +39,9 @@ fn robot_pose(i: usize, n: usize) -> Pose {
 fn geometry_sdf(g: &Geometry) -> String {
     match g {
         Geometry::Box { size } => format!("<box><size>{} {} {}</size></box>", size.x, size.y, size.z),
-        Geometry::Cylinder { radius, length } => format!("<cylinder><radius>{radius}</radius><length>{length}</length></cylinder>"),
+        Geometry::Cylinder { radius, length } => {
+            format!("<cylinder><radius>{radius}</radius><length>{length}</length></cylinder>")
+        }
         _ => unreachable!("the bench uses boxes and cylinders"),
     }
 }
@@ -77,7 +79,8 @@ fn world_sdf(n: usize) -> String {
 
 /// The server with the robots commanded (and their chassis watched if `watch`).
 fn load_server(n: usize, watch: bool) -> Result<Server, String> {
-    let opts = ServerOptions { world_text: Some((world_sdf(n), "<bench robots>".into())), run: true, ..Default::default() };
+    let opts =
+        ServerOptions { world_text: Some((world_sdf(n), "<bench robots>".into())), run: true, ..Default::default() };
     let mut server = Server::load(&opts).map_err(|e| format!("loading the robots world: {e}"))?;
     let labels = server.runners()[0].system_labels();
     if labels.len() != 1 || !labels[0].contains("troupe_physics_kinematic") {
@@ -123,10 +126,8 @@ fn load_bare(n: usize, watch: bool) -> Result<World, String> {
     w.add_body(NewBody::new(ground_link, Kind::Link, Some(ground), to_iso(&Pose::IDENTITY)));
     let plane = Geometry::Plane { normal: Vec3::new(0.0, 0.0, 1.0), size: [1000.0, 1000.0] };
     w.add_collision(next(), ground_link, to_iso(&Pose::IDENTITY), shape(&plane)?, 0xffff);
-    let twist = Twist {
-        linear: to_vector(Vec3::new(FORWARD, 0.0, 0.0)),
-        angular: to_vector(Vec3::new(0.0, 0.0, TURN)),
-    };
+    let twist =
+        Twist { linear: to_vector(Vec3::new(FORWARD, 0.0, 0.0)), angular: to_vector(Vec3::new(0.0, 0.0, TURN)) };
     let mut watched = Vec::new();
     for i in 0..n {
         let model = next();
@@ -196,8 +197,10 @@ pub(crate) fn bench(quick: bool, reps: usize) -> Result<(), String> {
             .find(|m| ecm.get::<Name>(*m).is_some_and(|n| n.0 == "robot_0"))
             .and_then(|m| ecm.get::<Pose>(m))
             .ok_or("robot_0 has no pose")?;
-        let bare_first = bare.bodies().iter().find(|b| b.kind == Kind::Model && b.twist.is_some()).map(|b| b.world.translation);
-        let same = bare_first.is_some_and(|p| (p.x - first.position.x).abs() < 1e-9 && (p.y - first.position.y).abs() < 1e-9);
+        let bare_first =
+            bare.bodies().iter().find(|b| b.kind == Kind::Model && b.twist.is_some()).map(|b| b.world.translation);
+        let same =
+            bare_first.is_some_and(|p| (p.x - first.position.x).abs() < 1e-9 && (p.y - first.position.y).abs() < 1e-9);
         if !same || first.position.length() == 0.0 {
             return Err(format!("robot_0 at {:?} on the server, {bare_first:?} in the bare engine", first.position));
         }

@@ -26,7 +26,8 @@ fn world_sdf(side: usize, performers: usize, big: bool, plugin: bool) -> String 
 <physics><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
 "#,
     );
-    let body = "<link name=\"l\"><collision name=\"c\"><geometry><box><size>1 1 1</size></box></geometry></collision></link>";
+    let body =
+        "<link name=\"l\"><collision name=\"c\"><geometry><box><size>1 1 1</size></box></geometry></collision></link>";
     for i in 0..side * side {
         let (x, y) = ((i % side) as f64 * CELL, (i / side) as f64 * CELL);
         s += &format!("<model name=\"m{i}\"><static>true</static><pose>{x} {y} 0 0 0 0</pose>{body}</model>\n");
@@ -36,7 +37,10 @@ fn world_sdf(side: usize, performers: usize, big: bool, plugin: bool) -> String 
         s += &format!("<model name=\"r{p}\"><pose>{at} {at} 0 0 0 0</pose>{body}</model>\n");
     }
     if big {
-        s += &format!("<model name=\"giant\"><pose>{0} {0} 0 0 0 0</pose>{body}</model>\n", (side as f64 - 1.0) * CELL / 2.0);
+        s += &format!(
+            "<model name=\"giant\"><pose>{0} {0} 0 0 0 0</pose>{body}</model>\n",
+            (side as f64 - 1.0) * CELL / 2.0
+        );
     }
     if !plugin {
         return s + "</world></sdf>";
@@ -60,7 +64,8 @@ fn world_sdf(side: usize, performers: usize, big: bool, plugin: bool) -> String 
 }
 
 fn load(text: String, levels: bool) -> Result<Server, String> {
-    let opts = ServerOptions { world_text: Some((text, "<bench levels>".into())), run: true, levels, ..Default::default() };
+    let opts =
+        ServerOptions { world_text: Some((text, "<bench levels>".into())), run: true, levels, ..Default::default() };
     let mut server = Server::load(&opts).map_err(|e| format!("loading the levels world: {e}"))?;
     server.step_once(Duration::ZERO).map_err(|e| e.to_string())?;
     Ok(server)
@@ -68,12 +73,18 @@ fn load(text: String, levels: bool) -> Result<Server, String> {
 
 fn loaded_levels(server: &Server) -> usize {
     let ecm = &server.runners()[0].ecm;
-    ecm.query(Which::ALL, &[LevelLoaded::ID]).into_iter().filter(|l| ecm.get::<LevelLoaded>(*l).is_some_and(|v| v.0)).count()
+    ecm.query(Which::ALL, &[LevelLoaded::ID])
+        .into_iter()
+        .filter(|l| ecm.get::<LevelLoaded>(*l).is_some_and(|v| v.0))
+        .count()
 }
 
 fn robots(server: &Server) -> Vec<EntityId> {
     let ecm = &server.runners()[0].ecm;
-    ecm.query(Which::ALL, &[Model::ID]).into_iter().filter(|m| ecm.get::<Name>(*m).is_some_and(|n| n.0.starts_with('r'))).collect()
+    ecm.query(Which::ALL, &[Model::ID])
+        .into_iter()
+        .filter(|m| ecm.get::<Name>(*m).is_some_and(|n| n.0.starts_with('r')))
+        .collect()
 }
 
 /// Steps `steps` times; answers the time per step.
@@ -103,7 +114,8 @@ pub fn bench(quick: bool, reps: usize) -> Result<(), String> {
         for (i, &r) in walkers.iter().enumerate() {
             let x = ((k as f64 * 0.05) + i as f64 * CELL) % (side as f64 * CELL);
             let y = (i % side) as f64 * CELL;
-            ecm.set(r, &Pose { position: Vec3::new(x, y, 0.0), ..Pose::IDENTITY }, Change::OneTime).map_err(|e| e.to_string())?;
+            ecm.set(r, &Pose { position: Vec3::new(x, y, 0.0), ..Pose::IDENTITY }, Change::OneTime)
+                .map_err(|e| e.to_string())?;
         }
         server.step_once(Duration::ZERO).map_err(|e| e.to_string())?;
         let now = loaded_levels(&server);
@@ -127,7 +139,11 @@ pub fn bench(quick: bool, reps: usize) -> Result<(), String> {
     let n_levels = side_b * side_b;
     // The default level counts too.
     if loaded_levels(&on) != n_levels + 1 || loaded_levels(&off) != n_levels + 1 {
-        return Err(format!("expected all {n_levels} levels and the default loaded: on {}, off {}", loaded_levels(&on), loaded_levels(&off)));
+        return Err(format!(
+            "expected all {n_levels} levels and the default loaded: on {}, off {}",
+            loaded_levels(&on),
+            loaded_levels(&off)
+        ));
     }
     let mut m_on = || time_steps(&mut on, steps_b);
     let mut m_off = || time_steps(&mut off, steps_b);

@@ -96,10 +96,22 @@ const USAGE: &str = "usage: troupe-bench [--quick] [--only bulk|sparse|step|stat
 fn main() {
     let all: Vec<String> = std::env::args().collect();
     if all.get(1).map(String::as_str) == Some("--distributed-peer") {
-        std::process::exit(distributed::peer_main(&all[2..]).map_or_else(|e| { eprintln!("troupe-bench peer: {e}"); 1 }, |()| 0));
+        std::process::exit(distributed::peer_main(&all[2..]).map_or_else(
+            |e| {
+                eprintln!("troupe-bench peer: {e}");
+                1
+            },
+            |()| 0,
+        ));
     }
     if all.get(1).map(String::as_str) == Some("--split-peer") {
-        std::process::exit(split::peer_main(&all[2..]).map_or_else(|e| { eprintln!("troupe-bench split peer: {e}"); 1 }, |()| 0));
+        std::process::exit(split::peer_main(&all[2..]).map_or_else(
+            |e| {
+                eprintln!("troupe-bench split peer: {e}");
+                1
+            },
+            |()| 0,
+        ));
     }
     if all.get(1).map(String::as_str) == Some("--transport-peer") {
         if let Err(e) = transport::peer_main(&all[2..]) {
@@ -115,7 +127,24 @@ fn main() {
         match arg.as_str() {
             "--quick" => plan = Plan::quick(),
             "--only" => match args.next() {
-                Some(part) if ["bulk", "sparse", "step", "state", "kinematic", "physics", "transport", "sensors", "levels", "distributed", "split"].contains(&part.as_str()) => only = Some(part),
+                Some(part)
+                    if [
+                        "bulk",
+                        "sparse",
+                        "step",
+                        "state",
+                        "kinematic",
+                        "physics",
+                        "transport",
+                        "sensors",
+                        "levels",
+                        "distributed",
+                        "split",
+                    ]
+                    .contains(&part.as_str()) =>
+                {
+                    only = Some(part)
+                }
                 other => {
                     let got = other.map_or("nothing".to_string(), |o| format!("{o:?}"));
                     eprint!("troupe-bench: --only needs bulk, sparse, step, state, kinematic, physics, transport, sensors, levels, distributed or split, got {got}\n{USAGE}");
@@ -371,7 +400,12 @@ fn facade_bulk_round(ecm: &mut HostEcm, phases: &mut Phases) -> Result<usize, St
 
 /// One round on the host's ECM directly, no facade: the host half of each + write_many
 /// (z bumped in the packed bytes, Pose's z being bytes 16..24).
-fn host_bulk_round(ecm: &mut HostEcm, ids: &mut Vec<EntityId>, data: &mut Vec<u8>, phases: &mut Phases) -> Result<usize, String> {
+fn host_bulk_round(
+    ecm: &mut HostEcm,
+    ids: &mut Vec<EntityId>,
+    data: &mut Vec<u8>,
+    phases: &mut Phases,
+) -> Result<usize, String> {
     let size = Pose::FIXED_SIZE.ok_or("Pose has no fixed size")?;
     let t0 = Instant::now();
     ecm.query_read(Which::ALL, &[Pose::ID, Link::ID], Pose::ID, ids, data).map_err(|e| e.to_string())?;
@@ -500,7 +534,12 @@ fn packed_specs_round(world: &World, buf: &mut Packed) -> usize {
 }
 
 /// After one more (untimed) round, the last entity's pose must be flagged `Periodic`.
-fn check_flagged(what: &str, ecm: &mut HostEcm, id: EntityId, round: fn(&mut HostEcm, &mut Phases) -> Result<usize, String>) -> Result<(), String> {
+fn check_flagged(
+    what: &str,
+    ecm: &mut HostEcm,
+    id: EntityId,
+    round: fn(&mut HostEcm, &mut Phases) -> Result<usize, String>,
+) -> Result<(), String> {
     round(ecm, &mut Phases::default())?;
     let change = ecm.change_of(id, Pose::ID);
     ecm.end_step();
@@ -563,7 +602,11 @@ fn bench_bulk(plan: &Plan, n: usize) -> Result<(), String> {
 
     // The work really happened: every pose moved up by 0.001 per round, in all of them, and
     // the facade paths flagged the change.
-    check_z("facade for_each_mut", lend_ecm.get::<Pose>(ids[n - 1]).ok_or("pose vanished")?.position.z, measured_rounds)?;
+    check_z(
+        "facade for_each_mut",
+        lend_ecm.get::<Pose>(ids[n - 1]).ok_or("pose vanished")?.position.z,
+        measured_rounds,
+    )?;
     check_z("facade", ecm.get::<Pose>(ids[n - 1]).ok_or("pose vanished")?.position.z, measured_rounds)?;
     check_flagged("facade for_each_mut", &mut lend_ecm, ids[n - 1], facade_lend_round)?;
     check_flagged("facade each+write_many", &mut ecm, ids[n - 1], facade_bulk_round)?;
@@ -574,7 +617,8 @@ fn bench_bulk(plan: &Plan, n: usize) -> Result<(), String> {
     check_z("sketch", sz, measured_rounds)?;
 
     let visits = (rounds * n) as u64;
-    let (l, f, b, h) = (ns_per(d_lend, visits), ns_per(d_facade, visits), ns_per(d_direct, visits), ns_per(d_host, visits));
+    let (l, f, b, h) =
+        (ns_per(d_lend, visits), ns_per(d_facade, visits), ns_per(d_direct, visits), ns_per(d_host, visits));
     let ratio = l / b;
     println!(
         "   facade for_each_mut      N={n:<7} {l:>8.1} ns/entity   direct specs join (Pose,Link)   {b:>5.2} ns/entity   ratio {ratio:>6.1}x (goal <= 3x: {})",

@@ -122,7 +122,6 @@ impl Bare {
             &(),
         );
     }
-
 }
 
 fn rpose(p: &Pose) -> RPose {
@@ -155,13 +154,15 @@ fn bare_from_ecm(ecm: &HostEcm, dt: f64, gravity: Vector, sleep: bool) -> Result
     };
     for link in ecm.query(Which::ALL, &[Link::ID]) {
         let model: EntityId = ecm.parent(link).filter(|m| ecm.has::<Model>(*m)).ok_or("a link outside a model")?;
-        let world = rpose(&ecm.get::<Pose>(model).unwrap_or(Pose::IDENTITY)) * rpose(&ecm.get::<Pose>(link).unwrap_or(Pose::IDENTITY));
+        let world = rpose(&ecm.get::<Pose>(model).unwrap_or(Pose::IDENTITY))
+            * rpose(&ecm.get::<Pose>(link).unwrap_or(Pose::IDENTITY));
         let builder = if ecm.get::<Static>(model).is_some_and(|s| s.0) {
             RigidBodyBuilder::fixed()
         } else {
             let i = ecm.get::<Inertial>(link).unwrap_or_default();
             let [ixx, ixy, ixz, iyy, iyz, izz] = i.inertia;
-            let local = Matrix::from_cols(Vector::new(ixx, ixy, ixz), Vector::new(ixy, iyy, iyz), Vector::new(ixz, iyz, izz));
+            let local =
+                Matrix::from_cols(Vector::new(ixx, ixy, ixz), Vector::new(ixy, iyy, iyz), Vector::new(ixz, iyz, izz));
             let r = Matrix::from_quat(rpose(&i.pose).rotation);
             let com = Vector::new(i.pose.position.x, i.pose.position.y, i.pose.position.z);
             RigidBodyBuilder::dynamic()
@@ -171,7 +172,9 @@ fn bare_from_ecm(ecm: &HostEcm, dt: f64, gravity: Vector, sleep: bool) -> Result
         let body = bare.bodies.insert(builder.pose(world).build());
         for c in ecm.children(link).filter(|c| ecm.has::<Collision>(*c)) {
             let (shape, extra) = match ecm.get::<Geometry>(c).unwrap_or_default() {
-                Geometry::Box { size } => (SharedShape::cuboid(size.x / 2.0, size.y / 2.0, size.z / 2.0), RPose::IDENTITY),
+                Geometry::Box { size } => {
+                    (SharedShape::cuboid(size.x / 2.0, size.y / 2.0, size.z / 2.0), RPose::IDENTITY)
+                }
                 Geometry::Sphere { radius } => (SharedShape::ball(radius), RPose::IDENTITY),
                 Geometry::Cylinder { radius, length } => (
                     SharedShape::cylinder(length / 2.0, radius),
@@ -217,7 +220,10 @@ fn load(label: &'static str, text: String, sleep: bool) -> Result<Scene, String>
     let ecm = &runner.ecm;
     let world = runner.world_entity();
     let physics = ecm.get::<plugin_api::components::Physics>(world).unwrap_or_default();
-    let g = ecm.get::<plugin_api::components::Gravity>(world).map(|g| g.0).unwrap_or(plugin_api::math::Vec3::new(0.0, 0.0, -9.8));
+    let g = ecm
+        .get::<plugin_api::components::Gravity>(world)
+        .map(|g| g.0)
+        .unwrap_or(plugin_api::math::Vec3::new(0.0, 0.0, -9.8));
     let bare = bare_from_ecm(ecm, physics.max_step_size, Vector::new(g.x, g.y, g.z), sleep)?;
     let models = ecm
         .query(Which::ALL, &[Model::ID])
@@ -284,7 +290,11 @@ fn run_both(scene: &mut Scene, steps: u64, block: u64) -> Result<Timed, String> 
 fn summaries(scene: &mut Scene) -> Result<[(f64, f64, f64); 2], String> {
     let ours = |s: &Scene| -> Vec<Vector> {
         let ecm = &s.server.runners()[0].ecm;
-        s.models.iter().map(|m| ecm.get::<Pose>(*m).unwrap_or(Pose::IDENTITY).position).map(|p| Vector::new(p.x, p.y, p.z)).collect()
+        s.models
+            .iter()
+            .map(|m| ecm.get::<Pose>(*m).unwrap_or(Pose::IDENTITY).position)
+            .map(|p| Vector::new(p.x, p.y, p.z))
+            .collect()
     };
     let bare = |s: &Scene| -> Vec<Vector> {
         s.bare.bodies.iter().filter(|(_, b)| b.is_dynamic()).map(|(_, b)| b.translation()).collect()
@@ -323,7 +333,14 @@ fn report(phase: &str, steps: u64, t: Timed, goal: Option<f64>) {
 }
 
 /// Runs one scene's phases and reports them; answers Troupe's settled ms per step.
-fn bench_scene(label: &'static str, text: String, sleep: bool, p: &Phases, goal: Option<f64>, phases: &[&str]) -> Result<f64, String> {
+fn bench_scene(
+    label: &'static str,
+    text: String,
+    sleep: bool,
+    p: &Phases,
+    goal: Option<f64>,
+    phases: &[&str],
+) -> Result<f64, String> {
     let t = Instant::now();
     let mut scene = load(label, text, sleep)?;
     println!(
@@ -339,7 +356,10 @@ fn bench_scene(label: &'static str, text: String, sleep: bool, p: &Phases, goal:
     scene.server.step_once(Duration::ZERO).map_err(|e| format!("{label}: {e}"))?;
     let first = t.elapsed();
     scene.bare.step();
-    println!("     first step (Troupe builds its rapier world from the ECM): {:.1} ms, untimed below", first.as_secs_f64() * 1e3);
+    println!(
+        "     first step (Troupe builds its rapier world from the ECM): {:.1} ms, untimed below",
+        first.as_secs_f64() * 1e3
+    );
     if phases.contains(&"fall") {
         let fall = run_both(&mut scene, p.fall, p.block)?;
         report("fall", p.fall, fall, goal);
@@ -399,17 +419,23 @@ pub(crate) fn bench(quick: bool) -> Result<(), String> {
 /// MuJoCo on the same scenes through `../shared/bench/mujoco_boxes.py`, where it is
 /// importable (never in CI): the pile with MuJoCo's defaults, the 3k world with `--sleep`,
 /// each with its settled phase over the same steps as Troupe's above.
-fn mujoco(pile_n: usize, pile: &Phases, pile_ms: [f64; 2], asleep: &Phases, asleep_ms: Option<f64>) -> Result<(), String> {
+fn mujoco(
+    pile_n: usize,
+    pile: &Phases,
+    pile_ms: [f64; 2],
+    asleep: &Phases,
+    asleep_ms: Option<f64>,
+) -> Result<(), String> {
     if std::env::var_os("CI").is_some() {
         println!("   MuJoCo comparison skipped: CI");
         return Ok(());
     }
-    let importable = std::process::Command::new("python3")
-        .args(["-c", "import mujoco"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let importable =
+        std::process::Command::new("python3").args(["-c", "import mujoco"]).output().is_ok_and(|o| o.status.success());
     if !importable {
-        println!("   MuJoCo comparison skipped: `python3 -c 'import mujoco'` fails here (pip install mujoco to compare)");
+        println!(
+            "   MuJoCo comparison skipped: `python3 -c 'import mujoco'` fails here (pip install mujoco to compare)"
+        );
         return Ok(());
     }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench/mujoco_boxes.py");

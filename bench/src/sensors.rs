@@ -48,7 +48,11 @@ fn world(shapes: usize, lidar: bool, ray_casts: &str) -> String {
 
 fn load(shapes: usize, lidar: bool, ray_casts: &str) -> Result<Server, String> {
     std::env::set_var("GZ_SIM_SERVER_CONFIG_PATH", "");
-    let opts = ServerOptions { world_text: Some((world(shapes, lidar, ray_casts), "<bench lidar>".into())), run: true, ..Default::default() };
+    let opts = ServerOptions {
+        world_text: Some((world(shapes, lidar, ray_casts), "<bench lidar>".into())),
+        run: true,
+        ..Default::default()
+    };
     Server::load(&opts).map_err(|e| format!("loading the lidar world: {e}"))
 }
 
@@ -56,7 +60,9 @@ pub(crate) fn bench(quick: bool, reps: usize) -> Result<(), String> {
     let (shapes, steps) = if quick { (200, 200) } else { (1000, 1000) };
     println!("7. Sensors: {shapes} static shapes and a 640 x 16 CPU lidar at 10 Hz (one scan per 100 steps of 1 ms), {steps} steps");
     println!("   per repetition: Server::step_once with troupe_physics_rapier and troupe_sensors loaded: rays through rapier's ray caster,");
-    println!("   rays against the sensors system's own geometry (<ray_casts>own), and the same world without the lidar.");
+    println!(
+        "   rays against the sensors system's own geometry (<ray_casts>own), and the same world without the lidar."
+    );
     let mut caster = load(shapes, true, "physics")?;
     let mut own = load(shapes, true, "own")?;
     let mut without = load(shapes, false, "auto")?;

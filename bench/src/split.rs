@@ -44,7 +44,13 @@ fn repo_file(rel: &str) -> Result<PathBuf, String> {
 
 fn options(world: &Path, config: &Path, network: NetworkArgs) -> ServerOptions {
     // The config is given explicitly: an earlier part sets GZ_SIM_SERVER_CONFIG_PATH="".
-    ServerOptions { world_file: Some(world.to_path_buf()), config: Some(config.to_path_buf()), run: true, network, ..Default::default() }
+    ServerOptions {
+        world_file: Some(world.to_path_buf()),
+        config: Some(config.to_path_buf()),
+        run: true,
+        network,
+        ..Default::default()
+    }
 }
 
 /// The peer side (`troupe-bench --split-peer WORLD CONFIG`): one secondary of the 1 + 3 run,
@@ -54,7 +60,8 @@ pub fn peer_main(args: &[String]) -> Result<(), String> {
         return Err(format!("--split-peer needs WORLD CONFIG, got {args:?}"));
     };
     let network = NetworkArgs { role: Some("secondary".into()), ..Default::default() };
-    let mut server = Server::load(&options(Path::new(world), Path::new(config), network)).map_err(|e| format!("loading {world} as a secondary: {e}"))?;
+    let mut server = Server::load(&options(Path::new(world), Path::new(config), network))
+        .map_err(|e| format!("loading {world} as a secondary: {e}"))?;
     let (_, outcome) = server.run_distributed(None, |_| {}).map_err(|e| e.to_string())?;
     if outcome.is_clean() {
         Ok(())
@@ -122,7 +129,9 @@ impl Peers {
                 match c.try_wait().map_err(|e| e.to_string())? {
                     Some(status) if status.success() => break,
                     Some(status) => return Err(format!("secondary {} ended with {status} after the run", i + 1)),
-                    None if Instant::now() > deadline => return Err(format!("secondary {} was still running 20 s after the run", i + 1)),
+                    None if Instant::now() > deadline => {
+                        return Err(format!("secondary {} was still running 20 s after the run", i + 1))
+                    }
                     None => std::thread::sleep(Duration::from_millis(10)),
                 }
             }
@@ -154,7 +163,8 @@ struct Run {
 }
 
 fn standalone(world: &Path, config: &Path, steps: u64) -> Result<Run, String> {
-    let mut server = Server::load(&options(world, config, NetworkArgs::default())).map_err(|e| format!("loading {} standalone: {e}", world.display()))?;
+    let mut server = Server::load(&options(world, config, NetworkArgs::default()))
+        .map_err(|e| format!("loading {} standalone: {e}", world.display()))?;
     let summary = server.run(Some(steps), |_| {}).map_err(|e| format!("the standalone run: {e}"))?;
     if summary.iterations != steps {
         return Err(format!("the standalone run did {} iterations, expected {steps}", summary.iterations));
@@ -190,15 +200,23 @@ fn split_in(world: &Path, config: &Path, steps: u64, part: &str) -> Result<(Run,
     let mut peers = Peers::spawn(world, config, part)?;
     primary(world, config, steps, &mut peers).map_err(|e| {
         let said = peers.kill_and_read();
-        if said.is_empty() { e } else { format!("{e}\n  {said}") }
+        if said.is_empty() {
+            e
+        } else {
+            format!("{e}\n  {said}")
+        }
     })
 }
 
 fn primary(world: &Path, config: &Path, steps: u64, peers: &mut Peers) -> Result<(Run, f64), String> {
     let network = NetworkArgs { role: Some("primary".into()), secondaries: Some(SECONDARIES), ..Default::default() };
-    let mut server = Server::load(&options(world, config, network)).map_err(|e| format!("loading {} as the primary: {e}", world.display()))?;
+    let mut server = Server::load(&options(world, config, network))
+        .map_err(|e| format!("loading {} as the primary: {e}", world.display()))?;
     let name = server.runners()[0].name().to_string();
-    let stats = server.node().subscribe(&format!("/world/{name}/stats"), "gz.msgs.WorldStatistics").map_err(|e| e.to_string())?;
+    let stats = server
+        .node()
+        .subscribe(&format!("/world/{name}/stats"), "gz.msgs.WorldStatistics")
+        .map_err(|e| e.to_string())?;
     // A secondary that fails to start leaves the primary waiting for its discovery timeout
     // (60 s; the stop flag does not end that wait): the error then quotes the secondaries.
     let (summary, outcome) = server.run_distributed(Some(steps), |_| {}).map_err(|e| format!("the 1 + 3 run: {e}"))?;
@@ -213,7 +231,8 @@ fn primary(world: &Path, config: &Path, steps: u64, peers: &mut Peers) -> Result
     // step's wall time to its real time, the first step's including the join.
     let mut marks = Vec::new();
     for m in stats.take() {
-        let s = WorldStatistics::decode(m.payload.as_slice()).map_err(|e| format!("a /world/{name}/stats message: {e}"))?;
+        let s =
+            WorldStatistics::decode(m.payload.as_slice()).map_err(|e| format!("a /world/{name}/stats message: {e}"))?;
         let real = s.real_time.map_or(0, |t| t.sec * 1_000_000_000 + i64::from(t.nsec));
         marks.push((s.iterations, real));
     }
@@ -279,7 +298,8 @@ pub fn bench(quick: bool) -> Result<(), String> {
     let mut cpu = [f64::INFINITY; 3];
     let load_start = Cpu::now()?;
     let initial = {
-        let server = Server::load(&options(&world, &config, NetworkArgs::default())).map_err(|e| format!("loading {}: {e}", world.display()))?;
+        let server = Server::load(&options(&world, &config, NetworkArgs::default()))
+            .map_err(|e| format!("loading {}: {e}", world.display()))?;
         shape_poses(&server)?
     };
     let load_ms = Cpu::per_step_since(load_start, 1)? / 1e3;
@@ -308,7 +328,9 @@ pub fn bench(quick: bool) -> Result<(), String> {
         for ((shape, start), end) in SHAPES.iter().zip(&initial).zip(&run.poses) {
             let moved = (end.position - start.position).length();
             if moved < 0.05 {
-                return Err(format!("{what}: shape {shape:?} moved {moved:.4} m in {steps} steps; physics did not run"));
+                return Err(format!(
+                    "{what}: shape {shape:?} moved {moved:.4} m in {steps} steps; physics did not run"
+                ));
             }
         }
     }
@@ -323,8 +345,14 @@ pub fn bench(quick: bool) -> Result<(), String> {
          (goal <= 1.0: {})",
         super::verdict(ratio, 1.0)
     );
-    println!("   1 + 3 / standalone = {:.2}x; 1 + 3 / floor = {:.2}x", apart.us_per_step / alone.us_per_step, apart.us_per_step / floor);
-    println!("   gz-sim's lockstep reaches roughly 300-400 steps/s on its demo (quoted from issue 9, not measured here)");
+    println!(
+        "   1 + 3 / standalone = {:.2}x; 1 + 3 / floor = {:.2}x",
+        apart.us_per_step / alone.us_per_step,
+        apart.us_per_step / floor
+    );
+    println!(
+        "   gz-sim's lockstep reaches roughly 300-400 steps/s on its demo (quoted from issue 9, not measured here)"
+    );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "   CPU per step, every process, load included (one load: {load_ms:.0} ms): standalone {:.0} µs, 1 + 3 {:.0} µs, floor {:.0} µs; \

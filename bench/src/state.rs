@@ -51,7 +51,8 @@ fn load(models: usize) -> Result<Ecm, String> {
     let doc = troupe::sdf::parse_str(&shapes_world(models), "<bench shapes world>").map_err(|e| e.to_string())?;
     let world = doc.worlds.first().ok_or("the shapes world has no <world>")?;
     let mut ecm = Ecm::new();
-    troupe::factory::create_world(&mut ecm, world, doc.entity_count, troupe::factory::Levels::Off).map_err(|e| e.message.to_string())?;
+    troupe::factory::create_world(&mut ecm, world, doc.entity_count, troupe::factory::Levels::Off)
+        .map_err(|e| e.message.to_string())?;
     ecm.end_step();
     Ok(ecm)
 }
@@ -79,7 +80,11 @@ fn map_of(plain: &Plain) -> SerializedStateMap {
 
 fn decode_plain(bytes: &[u8]) -> Result<Plain, String> {
     let map = SerializedStateMap::decode(bytes).map_err(|e| e.to_string())?;
-    Ok(map.entities.into_iter().map(|(id, e)| (id, e.components.into_iter().map(|(ty, c)| (ty, c.component)).collect())).collect())
+    Ok(map
+        .entities
+        .into_iter()
+        .map(|(id, e)| (id, e.components.into_iter().map(|(ty, c)| (ty, c.component)).collect()))
+        .collect())
 }
 
 /// Flags every link's pose periodic with a new value (what physics does each step).
@@ -92,7 +97,10 @@ fn move_links(ecm: &mut Ecm, links: &[EntityId], round: u64) -> Result<(), Strin
     Ok(())
 }
 
-fn best<const K: usize>(reps: usize, mut runs: [&mut dyn FnMut() -> Result<Duration, String>; K]) -> Result<[Duration; K], String> {
+fn best<const K: usize>(
+    reps: usize,
+    mut runs: [&mut dyn FnMut() -> Result<Duration, String>; K],
+) -> Result<[Duration; K], String> {
     let mut out = [Duration::MAX; K];
     for _ in 0..reps {
         for (b, run) in out.iter_mut().zip(runs.iter_mut()) {
@@ -117,8 +125,12 @@ fn line(what: &str, bytes: usize, ours: Duration, base: Duration) {
 /// Runs part 3; `quick` uses a smaller world.
 pub fn bench(quick: bool, reps: usize) -> Result<(), String> {
     let models = if quick { 500 } else { 3000 };
-    println!("3. Lossless state of a {models}-model shapes world (model, link, box collision, box visual with material):");
-    println!("   troupe = ECM -> SerializedStateMap -> bytes and back; prost alone = the same protobuf work on plain Vecs.");
+    println!(
+        "3. Lossless state of a {models}-model shapes world (model, link, box collision, box visual with material):"
+    );
+    println!(
+        "   troupe = ECM -> SerializedStateMap -> bytes and back; prost alone = the same protobuf work on plain Vecs."
+    );
     let started = Instant::now();
     let mut ecm = load(models)?;
     let links = ecm.query(Which::ALL, &[Link::ID]);
@@ -135,41 +147,47 @@ pub fn bench(quick: bool, reps: usize) -> Result<(), String> {
         full_bytes.len(),
         started.elapsed().as_secs_f64() * 1e3
     );
-    let [ours, base] = best(reps, [
-        &mut || {
-            let t = Instant::now();
-            let bytes = state::full_state(black_box(&ecm), stamp).encode_to_vec();
-            let d = t.elapsed();
-            if bytes != full_bytes {
-                return Err("full state bytes changed between runs".into());
-            }
-            Ok(d)
-        },
-        &mut || {
-            let t = Instant::now();
-            black_box(map_of(black_box(&plain)).encode_to_vec());
-            Ok(t.elapsed())
-        },
-    ])?;
+    let [ours, base] = best(
+        reps,
+        [
+            &mut || {
+                let t = Instant::now();
+                let bytes = state::full_state(black_box(&ecm), stamp).encode_to_vec();
+                let d = t.elapsed();
+                if bytes != full_bytes {
+                    return Err("full state bytes changed between runs".into());
+                }
+                Ok(d)
+            },
+            &mut || {
+                let t = Instant::now();
+                black_box(map_of(black_box(&plain)).encode_to_vec());
+                Ok(t.elapsed())
+            },
+        ],
+    )?;
     line("serialize full", full_bytes.len(), ours, base);
-    let [ours, base] = best(reps, [
-        &mut || {
-            let mut fresh = Ecm::new();
-            let t = Instant::now();
-            let map = state::decode_state(black_box(&full_bytes)).map_err(|e| e.to_string())?;
-            state::apply_state(&mut fresh, &map).map_err(|e| e.to_string())?;
-            let d = t.elapsed();
-            if fresh.entity_count() != plain.len() {
-                return Err(format!("{} entities applied, {} expected", fresh.entity_count(), plain.len()));
-            }
-            Ok(d)
-        },
-        &mut || {
-            let t = Instant::now();
-            black_box(decode_plain(black_box(&full_bytes))?);
-            Ok(t.elapsed())
-        },
-    ])?;
+    let [ours, base] = best(
+        reps,
+        [
+            &mut || {
+                let mut fresh = Ecm::new();
+                let t = Instant::now();
+                let map = state::decode_state(black_box(&full_bytes)).map_err(|e| e.to_string())?;
+                state::apply_state(&mut fresh, &map).map_err(|e| e.to_string())?;
+                let d = t.elapsed();
+                if fresh.entity_count() != plain.len() {
+                    return Err(format!("{} entities applied, {} expected", fresh.entity_count(), plain.len()));
+                }
+                Ok(d)
+            },
+            &mut || {
+                let t = Instant::now();
+                black_box(decode_plain(black_box(&full_bytes))?);
+                Ok(t.elapsed())
+            },
+        ],
+    )?;
     line("deserialize full", full_bytes.len(), ours, base);
 
     // Changed-only: every link pose, periodic.
@@ -181,42 +199,48 @@ pub fn bench(quick: bool, reps: usize) -> Result<(), String> {
         return Err(format!("the changed state should hold exactly the {} link poses", links.len()));
     }
     println!("   changed state: {} link poses flagged periodic, {} bytes", links.len(), changed_bytes.len());
-    let [ours, base] = best(reps, [
-        &mut || {
-            let t = Instant::now();
-            let bytes = state::changed_state(black_box(&ecm), stamp).encode_to_vec();
-            let d = t.elapsed();
-            if bytes != changed_bytes {
-                return Err("changed state bytes changed between runs".into());
-            }
-            Ok(d)
-        },
-        &mut || {
-            let t = Instant::now();
-            black_box(map_of(black_box(&changed_plain)).encode_to_vec());
-            Ok(t.elapsed())
-        },
-    ])?;
+    let [ours, base] = best(
+        reps,
+        [
+            &mut || {
+                let t = Instant::now();
+                let bytes = state::changed_state(black_box(&ecm), stamp).encode_to_vec();
+                let d = t.elapsed();
+                if bytes != changed_bytes {
+                    return Err("changed state bytes changed between runs".into());
+                }
+                Ok(d)
+            },
+            &mut || {
+                let t = Instant::now();
+                black_box(map_of(black_box(&changed_plain)).encode_to_vec());
+                Ok(t.elapsed())
+            },
+        ],
+    )?;
     line("serialize changed", changed_bytes.len(), ours, base);
     let mut target = load(models)?;
-    let [ours, base] = best(reps, [
-        &mut || {
-            target.end_step();
-            let t = Instant::now();
-            let map = state::decode_state(black_box(&changed_bytes)).map_err(|e| e.to_string())?;
-            let done = state::apply_state(&mut target, &map).map_err(|e| e.to_string())?;
-            let d = t.elapsed();
-            if done.set != links.len() {
-                return Err(format!("{} poses applied, {} expected", done.set, links.len()));
-            }
-            Ok(d)
-        },
-        &mut || {
-            let t = Instant::now();
-            black_box(decode_plain(black_box(&changed_bytes))?);
-            Ok(t.elapsed())
-        },
-    ])?;
+    let [ours, base] = best(
+        reps,
+        [
+            &mut || {
+                target.end_step();
+                let t = Instant::now();
+                let map = state::decode_state(black_box(&changed_bytes)).map_err(|e| e.to_string())?;
+                let done = state::apply_state(&mut target, &map).map_err(|e| e.to_string())?;
+                let d = t.elapsed();
+                if done.set != links.len() {
+                    return Err(format!("{} poses applied, {} expected", done.set, links.len()));
+                }
+                Ok(d)
+            },
+            &mut || {
+                let t = Instant::now();
+                black_box(decode_plain(black_box(&changed_bytes))?);
+                Ok(t.elapsed())
+            },
+        ],
+    )?;
     line("deserialize changed", changed_bytes.len(), ours, base);
     Ok(())
 }

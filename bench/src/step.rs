@@ -84,7 +84,12 @@ fn baseline_systems() -> Vec<Box<dyn System>> {
 /// `iterations` bare iterations: advance an UpdateInfo, then the hooks each system declares
 /// (`System::hooks`, the rule the runner follows) as virtual calls, phase by phase, each
 /// result checked. `all`: every hook of every system instead.
-fn bare_loop(systems: &mut [Box<dyn System>], access: &mut EcmAccess<'_>, iterations: u64, all: bool) -> Result<Duration, String> {
+fn bare_loop(
+    systems: &mut [Box<dyn System>],
+    access: &mut EcmAccess<'_>,
+    iterations: u64,
+    all: bool,
+) -> Result<Duration, String> {
     let hooks: Vec<Hooks> = systems.iter().map(|s| if all { Hooks::ALL } else { s.hooks() }).collect();
     let mut info = UpdateInfo { dt_ns: 1_000_000, ..UpdateInfo::default() };
     let t = Instant::now();
@@ -202,7 +207,8 @@ pub(crate) fn bench_step(plan: &Plan) -> Result<(), String> {
     );
 
     // Where the time of an empty step goes, each part alone (best of the same repetitions).
-    let (ffi, ffi_all, end_step) = (ns_per(d_ffi, iterations), ns_per(d_ffi_all, iterations), ns_per(d_end, iterations));
+    let (ffi, ffi_all, end_step) =
+        (ns_per(d_ffi, iterations), ns_per(d_ffi_all, iterations), ns_per(d_end, iterations));
     let columns = world_ecm.component_types().count();
     println!(
         "      parts, each timed alone (interleaved with the above): the hook calls as the runner makes them through FfiSystem \
@@ -230,7 +236,12 @@ pub(crate) fn bench_step(plan: &Plan) -> Result<(), String> {
 /// (in-process `into_ffi(Noop)`: abi_stable vtable, catch_unwind, a bool result), made as
 /// the runner makes them: the `run_*` entry points, only for the hooks each system declares
 /// (`all`: every hook, as for a system that declares all three).
-fn ffi_calls(systems: &mut [plugin_api::ffi::SystemObj], access: &mut EcmAccess<'_>, iterations: u64, all: bool) -> Result<Duration, String> {
+fn ffi_calls(
+    systems: &mut [plugin_api::ffi::SystemObj],
+    access: &mut EcmAccess<'_>,
+    iterations: u64,
+    all: bool,
+) -> Result<Duration, String> {
     use abi_stable::std_types::RNone;
     use plugin_api::ffi::Hooks;
     let hooks: Vec<Hooks> = systems.iter().map(|s| if all { Hooks::ALL } else { s.hooks() }).collect();

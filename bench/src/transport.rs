@@ -70,9 +70,16 @@ pub fn peer_main(args: &[String]) -> Result<(), String> {
         }
         [kind] if kind == "troupe" => {
             let node = Node::open(&troupe::transport::registry::partition(), &Bind::Ipc).map_err(|e| e.to_string())?;
-            node.offer_direct("/bench/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|r: &[u8]| Answer::Ok(r.to_vec())))
+            node.offer_direct(
+                "/bench/echo",
+                "gz.msgs.StringMsg",
+                "gz.msgs.StringMsg",
+                Arc::new(|r: &[u8]| Answer::Ok(r.to_vec())),
+            )
+            .map_err(|e| e.to_string())?;
+            let pong = node
+                .advertise("/bench/pong", "gz.msgs.StringMsg", TopicOptions::default())
                 .map_err(|e| e.to_string())?;
-            let pong = node.advertise("/bench/pong", "gz.msgs.StringMsg", TopicOptions::default()).map_err(|e| e.to_string())?;
             let ping = node.subscribe("/bench/ping", "gz.msgs.StringMsg").map_err(|e| e.to_string())?;
             loop {
                 if let Some(m) = ping.recv_timeout(Duration::from_secs(1)) {
@@ -132,7 +139,11 @@ fn bare_topic(n: u64, tag: &str) -> Result<f64, String> {
 
 /// Sends pings until one comes back (both connections up), then times `n` round trips;
 /// answers half the mean round trip.
-fn ping_pong(n: u64, mut send: impl FnMut() -> Result<(), String>, mut recv: impl FnMut() -> bool) -> Result<f64, String> {
+fn ping_pong(
+    n: u64,
+    mut send: impl FnMut() -> Result<(), String>,
+    mut recv: impl FnMut() -> bool,
+) -> Result<f64, String> {
     let deadline = Instant::now() + WAIT;
     loop {
         send()?;
@@ -184,7 +195,8 @@ fn troupe_pair(n: u64, partition: &str) -> Result<(f64, f64), String> {
         call()?;
     }
     let service = mean_us(start.elapsed(), n);
-    let ping = node.advertise("/bench/ping", "gz.msgs.StringMsg", TopicOptions::default()).map_err(|e| e.to_string())?;
+    let ping =
+        node.advertise("/bench/ping", "gz.msgs.StringMsg", TopicOptions::default()).map_err(|e| e.to_string())?;
     let pong = node.subscribe("/bench/pong", "gz.msgs.StringMsg").map_err(|e| e.to_string())?;
     let topic = ping_pong(
         n,
@@ -271,7 +283,9 @@ fn flood(window: Duration, callers: usize, partition: &str) -> Result<(f64, f64,
 pub fn bench(quick: bool) -> Result<(), String> {
     let n = if quick { 200 } else { 3000 };
     let tag = std::process::id().to_string();
-    println!("6. Transport between two processes on this machine (IPC sockets), {n} round trips each, mean per operation:");
+    println!(
+        "6. Transport between two processes on this machine (IPC sockets), {n} round trips each, mean per operation:"
+    );
     let bare_rep = bare_service(n, &format!("{tag}-rep"))?;
     let bare_pub = bare_topic(n, &format!("{tag}-pub"))?;
     // Each Troupe measurement's partition is its own; its rendezvous directory goes after it.

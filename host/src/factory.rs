@@ -166,7 +166,12 @@ pub enum Levels {
 /// load. With levels on only the default level's entities and the performers' models are
 /// created. Levels and performers become entities (file ids) when the world has a levels
 /// plugin or levels are on, with the default level after them (the first run-time id).
-pub fn create_world(ecm: &mut Ecm, world: &WorldSdf, entity_count: u64, levels: Levels) -> Result<(EntityId, Vec<AttachedPlugin>), EcmError> {
+pub fn create_world(
+    ecm: &mut Ecm,
+    world: &WorldSdf,
+    entity_count: u64,
+    levels: Levels,
+) -> Result<(EntityId, Vec<AttachedPlugin>), EcmError> {
     ecm.reserve_ids(entity_count);
     let mut f = Factory { ecm, base: 0, plugins: Vec::new() };
     let id = f.entity(world.ordinal, EntityId::NULL, &world.name)?;
@@ -259,7 +264,11 @@ impl Factory<'_> {
 /// Creates the world file's top-level model, light or joint `name` with its file ids under
 /// the world entity (the level manager loading a level); answers its top entity and the
 /// systems it names.
-pub fn create_world_entity(ecm: &mut Ecm, world: &WorldSdf, name: &str) -> Result<(EntityId, Vec<AttachedPlugin>), String> {
+pub fn create_world_entity(
+    ecm: &mut Ecm,
+    world: &WorldSdf,
+    name: &str,
+) -> Result<(EntityId, Vec<AttachedPlugin>), String> {
     let world_id = EntityId(world.ordinal);
     let ordinal = world
         .models
@@ -269,7 +278,9 @@ pub fn create_world_entity(ecm: &mut Ecm, world: &WorldSdf, name: &str) -> Resul
         .chain(world.joints.iter().map(|j| (&j.name, j.ordinal)))
         .find(|(n, _)| n.as_str() == name)
         .map(|(_, o)| o)
-        .ok_or_else(|| format!("world {:?} has no top-level model, light or joint named {name:?} in its file", world.name))?;
+        .ok_or_else(|| {
+            format!("world {:?} has no top-level model, light or joint named {name:?} in its file", world.name)
+        })?;
     if ecm.has_entity(EntityId(ordinal)) {
         return Err(format!("{name:?} (entity {ordinal}) is loaded already"));
     }

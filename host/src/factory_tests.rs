@@ -45,7 +45,10 @@ fn surfaces_land_on_collisions_with_sdformat_defaults() {
     let d: Surface = get(&ecm, "flags/plain/default_surface");
     assert_eq!((d.mu, d.mu2, d.restitution, d.bounce_threshold, d.collide_bitmask), (1.0, 1.0, 0.0, 100_000.0, 0xffff));
     let ode: Surface = get(&ecm, "flags/plain/ode_surface");
-    assert_eq!((ode.mu, ode.mu2, ode.restitution, ode.bounce_threshold, ode.collide_bitmask), (0.25, 0.5, 0.75, 0.01, 1));
+    assert_eq!(
+        (ode.mu, ode.mu2, ode.restitution, ode.bounce_threshold, ode.collide_bitmask),
+        (0.25, 0.5, 0.75, 0.01, 1)
+    );
     let bullet: Surface = get(&ecm, "flags/plain/bullet_surface");
     assert_eq!((bullet.mu, bullet.mu2, bullet.restitution, bullet.collide_bitmask), (0.6, 0.7, 0.0, 6));
     // Visuals have no surface; collisions no material.
@@ -111,7 +114,11 @@ fn sensors_are_entities_with_their_settings_and_xml() {
     let s: plugin_api::components::SensorSdf = get(&ecm, "flags/special/imu");
     assert_eq!((s.kind.as_str(), s.update_rate, s.always_on, s.topic.as_str()), ("imu", 100.0, true, "/imu/data"));
     assert!(s.xml.starts_with("<sensor ") && s.xml.ends_with("</sensor>"), "{}", s.xml);
-    assert!(s.xml.contains("<imu><angular_velocity /></imu>") || s.xml.contains("<imu><angular_velocity/></imu>"), "{}", s.xml);
+    assert!(
+        s.xml.contains("<imu><angular_velocity /></imu>") || s.xml.contains("<imu><angular_velocity/></imu>"),
+        "{}",
+        s.xml
+    );
     let q: plugin_api::components::SensorSdf = get(&ecm, "flags/special/quiet");
     assert_eq!((q.kind.as_str(), q.update_rate, q.always_on, q.topic.as_str()), ("altimeter", 0.0, false, ""));
     assert!(!ecm.has::<SensorTopic>(imu), "the sensors system sets the resolved topic");
@@ -149,7 +156,10 @@ fn world_environment_components() {
     assert_eq!((sc.latitude_deg, sc.longitude_deg, sc.elevation, sc.heading_deg), (-35.5, 149.25, 577.5, 12.0));
     assert_eq!(ecm.get::<MagneticField>(w), Some(MagneticField(Vec3::new(1e-5, 2e-5, -3e-5))));
     let a = ecm.get::<Atmosphere>(w).unwrap_or_default();
-    assert_eq!((a.kind.as_str(), a.temperature, a.pressure, a.temperature_gradient), ("adiabatic", 300.0, 90000.0, -0.005));
+    assert_eq!(
+        (a.kind.as_str(), a.temperature, a.pressure, a.temperature_gradient),
+        ("adiabatic", 300.0, 90000.0, -0.005)
+    );
     assert_eq!(ecm.get::<WindVelocity>(w), Some(WindVelocity(Vec3::new(3.0, -1.0, 0.5))));
     let s = ecm.get::<Scene>(w).unwrap_or_default();
     assert_eq!((s.ambient, s.background), ([0.1, 0.1, 0.1, 1.0], [0.0, 0.0, 0.2, 1.0]));
@@ -167,7 +177,10 @@ fn world_environment_defaults_are_sdformats() {
     assert_eq!((sc.latitude_deg, sc.longitude_deg, sc.elevation, sc.heading_deg), (0.0, 0.0, 0.0, 0.0));
     assert_eq!(ecm.get::<MagneticField>(w), Some(MagneticField(Vec3::new(5.5645e-6, 22.8758e-6, -42.3884e-6))));
     let a = ecm.get::<Atmosphere>(w).unwrap_or_default();
-    assert_eq!((a.kind.as_str(), a.temperature, a.pressure, a.temperature_gradient), ("adiabatic", 288.15, 101325.0, -0.0065));
+    assert_eq!(
+        (a.kind.as_str(), a.temperature, a.pressure, a.temperature_gradient),
+        ("adiabatic", 288.15, 101325.0, -0.0065)
+    );
     assert_eq!(ecm.get::<WindVelocity>(w), Some(WindVelocity(Vec3::ZERO)));
     let s = ecm.get::<Scene>(w).unwrap_or_default();
     assert_eq!((s.ambient, s.background), ([0.4, 0.4, 0.4, 1.0], [0.7, 0.7, 0.7, 1.0]));
@@ -178,14 +191,24 @@ fn world_environment_defaults_are_sdformats() {
 fn bad_environment_values_are_errors_with_line() {
     let bad = |body: &str| {
         let text = format!("<sdf version='1.11'><world name='w'>\n{body}</world></sdf>");
-        parse_str_with(&text, "bad.sdf", &ModelPaths::default()).map(|_| ()).map_err(|e| e.to_string()).err().unwrap_or_default()
+        parse_str_with(&text, "bad.sdf", &ModelPaths::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+            .err()
+            .unwrap_or_default()
     };
     assert_eq!(
         bad("<spherical_coordinates><surface_model>MARS</surface_model></spherical_coordinates>"),
         "bad.sdf:2: unknown <surface_model> \"MARS\" (expected one of EARTH_WGS84, MOON_SCS, CUSTOM_SURFACE)"
     );
-    assert_eq!(bad("<atmosphere type='isothermal'/>"), "bad.sdf:2: unknown <atmosphere type=\"isothermal\"> (SDFormat defines only adiabatic)");
-    assert_eq!(bad("<magnetic_field>1 2</magnetic_field>"), "bad.sdf:2: <magnetic_field> needs three numbers, found \"1 2\"");
+    assert_eq!(
+        bad("<atmosphere type='isothermal'/>"),
+        "bad.sdf:2: unknown <atmosphere type=\"isothermal\"> (SDFormat defines only adiabatic)"
+    );
+    assert_eq!(
+        bad("<magnetic_field>1 2</magnetic_field>"),
+        "bad.sdf:2: <magnetic_field> needs three numbers, found \"1 2\""
+    );
     assert_eq!(
         bad("<model name='m'><link name='l'><collision name='c'><surface><contact>\
              <collide_bitmask>-1</collide_bitmask></contact></surface></collision></link></model>"),
@@ -236,7 +259,9 @@ fn levels_on_creates_the_default_level_and_performers_only() {
     assert_eq!(ecm.children(top).next().map(|l| l.0), Some(w.models[1].links[0].ordinal));
     assert_eq!(plugins.len(), 1);
     assert!(create_world_entity(&mut ecm, w, "inside").unwrap_err().contains("loaded already"));
-    assert!(create_world_entity(&mut ecm, w, "nope").unwrap_err().contains("no top-level model, light or joint named \"nope\""));
+    assert!(create_world_entity(&mut ecm, w, "nope")
+        .unwrap_err()
+        .contains("no top-level model, light or joint named \"nope\""));
     let (sun, _) = create_world_entity(&mut ecm, w, "sun").unwrap();
     assert_eq!(sun.0, w.lights[0].ordinal);
 }

@@ -74,18 +74,30 @@ pub struct TestFixture {
 impl TestFixture {
     /// Loads a world file, running (not paused), with the default config set.
     pub fn from_file(path: impl AsRef<Path>) -> Result<TestFixture, ServerError> {
-        Self::with_options(ServerOptions { world_file: Some(path.as_ref().to_path_buf()), run: true, ..Default::default() })
+        Self::with_options(ServerOptions {
+            world_file: Some(path.as_ref().to_path_buf()),
+            run: true,
+            ..Default::default()
+        })
     }
 
     /// Loads SDF text.
     pub fn from_sdf(text: &str) -> Result<TestFixture, ServerError> {
-        Self::with_options(ServerOptions { world_text: Some((text.to_string(), "<fixture>".into())), run: true, ..Default::default() })
+        Self::with_options(ServerOptions {
+            world_text: Some((text.to_string(), "<fixture>".into())),
+            run: true,
+            ..Default::default()
+        })
     }
 
     /// Plays a state log back (see [`crate::state::playback`]): each step applies the log's
     /// next step; [`TestFixture::seek`] jumps. Callbacks see the played-back world.
     pub fn playback(log: impl AsRef<Path>) -> Result<TestFixture, ServerError> {
-        Self::with_options(ServerOptions { playback: Some(log.as_ref().to_path_buf()), run: true, ..Default::default() })
+        Self::with_options(ServerOptions {
+            playback: Some(log.as_ref().to_path_buf()),
+            run: true,
+            ..Default::default()
+        })
     }
 
     /// Playback: puts the world in the state the log has at `iteration`.
@@ -103,22 +115,34 @@ impl TestFixture {
     }
 
     /// Called when the callback system is configured.
-    pub fn on_configure(mut self, f: impl FnMut(&mut ConfigureContext<'_>) -> plugin_api::Result + Send + 'static) -> Self {
+    pub fn on_configure(
+        mut self,
+        f: impl FnMut(&mut ConfigureContext<'_>) -> plugin_api::Result + Send + 'static,
+    ) -> Self {
         self.callbacks().configure = Some(Box::new(f));
         self
     }
     /// Called in pre_update (read/write).
-    pub fn on_pre_update(mut self, f: impl FnMut(&UpdateInfo, &mut EcmMut<'_>) -> plugin_api::Result + Send + 'static) -> Self {
+    pub fn on_pre_update(
+        mut self,
+        f: impl FnMut(&UpdateInfo, &mut EcmMut<'_>) -> plugin_api::Result + Send + 'static,
+    ) -> Self {
         self.callbacks().pre = Some(Box::new(f));
         self
     }
     /// Called in update (read/write).
-    pub fn on_update(mut self, f: impl FnMut(&UpdateInfo, &mut EcmMut<'_>) -> plugin_api::Result + Send + 'static) -> Self {
+    pub fn on_update(
+        mut self,
+        f: impl FnMut(&UpdateInfo, &mut EcmMut<'_>) -> plugin_api::Result + Send + 'static,
+    ) -> Self {
         self.callbacks().update = Some(Box::new(f));
         self
     }
     /// Called in post_update (read-only).
-    pub fn on_post_update(mut self, f: impl FnMut(&UpdateInfo, &EcmView<'_>) -> plugin_api::Result + Send + 'static) -> Self {
+    pub fn on_post_update(
+        mut self,
+        f: impl FnMut(&UpdateInfo, &EcmView<'_>) -> plugin_api::Result + Send + 'static,
+    ) -> Self {
         self.callbacks().post = Some(Box::new(f));
         self
     }
@@ -172,7 +196,12 @@ impl log::Log for Capture {
     }
     fn log(&self, r: &log::Record<'_>) {
         if self.enabled(r.metadata()) {
-            CAPTURED.lock().unwrap_or_else(|e| e.into_inner()).push(format!("[{}] {}: {}", r.level(), r.target(), r.args()));
+            CAPTURED.lock().unwrap_or_else(|e| e.into_inner()).push(format!(
+                "[{}] {}: {}",
+                r.level(),
+                r.target(),
+                r.args()
+            ));
         }
     }
     fn flush(&self) {}

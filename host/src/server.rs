@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 mod systems;
 
 pub use systems::request_for;
-pub(crate) use systems::{attached_runs_here, attached_runs_on_secondaries};
 use systems::*;
+pub(crate) use systems::{attached_runs_here, attached_runs_on_secondaries};
 
 /// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
 /// library not listed here are skipped with a warning ("not available yet").
@@ -45,11 +45,19 @@ pub const SHIPPED_SYSTEMS: &[&str] = &[
 
 /// Libraries that change the simulation rather than observe it, skipped in playback (the log
 /// already holds what they would do).
-pub const SIMULATING_SYSTEMS: &[&str] =
-    &["troupe_physics_rapier", "troupe_physics_kinematic", "troupe_user_commands", "troupe_level_manager", "troupe_sensors",
-      // Model systems that command physics (observers such as the joint state publisher run).
-      "troupe_diff_drive", "troupe_apply_link_wrench", "troupe_velocity_control", "troupe_joint_position_controller",
-      "troupe_joint_controller"];
+pub const SIMULATING_SYSTEMS: &[&str] = &[
+    "troupe_physics_rapier",
+    "troupe_physics_kinematic",
+    "troupe_user_commands",
+    "troupe_level_manager",
+    "troupe_sensors",
+    // Model systems that command physics (observers such as the joint state publisher run).
+    "troupe_diff_drive",
+    "troupe_apply_link_wrench",
+    "troupe_velocity_control",
+    "troupe_joint_position_controller",
+    "troupe_joint_controller",
+];
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]
@@ -135,7 +143,11 @@ pub struct RunSummary {
 impl RunSummary {
     /// Sim time over wall time.
     pub fn real_time_factor(&self) -> f64 {
-        if self.wall_time > 0.0 { self.sim_time / self.wall_time } else { 0.0 }
+        if self.wall_time > 0.0 {
+            self.sim_time / self.wall_time
+        } else {
+            0.0
+        }
     }
 }
 
@@ -167,7 +179,9 @@ impl Server {
         .map_err(ServerError::Network)?;
         let secondary = network.as_ref().is_some_and(|n| n.role == crate::distributed::settings::Role::Secondary);
         if network.is_some() && opts.playback.is_some() {
-            return Err(ServerError::Network("a distributed run simulates a world file; --playback cannot be distributed".into()));
+            return Err(ServerError::Network(
+                "a distributed run simulates a world file; --playback cannot be distributed".into(),
+            ));
         }
         // A secondary's systems publish their topics (sensors, model systems: the secondary
         // that simulates a model publishes them under their standalone names), but it serves
@@ -208,7 +222,8 @@ impl Server {
         for (i, runner) in runners.iter().enumerate() {
             transports.push(WorldTransport::open(&world_node, runner, i == 0)?);
         }
-        let resource_paths = std::env::var_os("GZ_SIM_RESOURCE_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+        let resource_paths =
+            std::env::var_os("GZ_SIM_RESOURCE_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
         world::offer_server_services(
             &world_node,
             runners.iter().map(|r| r.name().to_string()).collect(),
@@ -248,7 +263,9 @@ impl Server {
     /// Time between steps: `-z`'s, else the slowest world's step size / real-time factor
     /// (they may change while running); `None` runs as fast as possible.
     fn period(&self) -> Option<Duration> {
-        let p = self.period.unwrap_or_else(|| self.runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default());
+        let p = self
+            .period
+            .unwrap_or_else(|| self.runners.iter().map(|r| r.clock.update_period()).max().unwrap_or_default());
         (!p.is_zero()).then_some(p)
     }
 
@@ -368,10 +385,14 @@ fn load_playback(
     node: &Node,
 ) -> Result<WorldRunner, ServerError> {
     if opts.world_file.is_some() || opts.world_text.is_some() {
-        return Err(ServerError::World("--playback replays the world its log holds; do not give a world file too".into()));
+        return Err(ServerError::World(
+            "--playback replays the world its log holds; do not give a world file too".into(),
+        ));
     }
     if record_options(opts, config_set).is_some() {
-        return Err(ServerError::World("cannot record while playing a log back (--record-path or <record> with --playback)".into()));
+        return Err(ServerError::World(
+            "cannot record while playing a log back (--record-path or <record> with --playback)".into(),
+        ));
     }
     let mut player = Player::open(log).map_err(RunError::from)?;
     let ecm = playback::initial_ecm(&mut player).map_err(RunError::from)?;
@@ -387,7 +408,9 @@ fn load_playback(
 
     let mut requests = Vec::new();
     for s in config::select_systems(&[], &config_set.plugins, true).load {
-        if SIMULATING_SYSTEMS.contains(&s.library.as_str()) || opts.physics_engine.as_deref() == Some(s.library.as_str()) {
+        if SIMULATING_SYSTEMS.contains(&s.library.as_str())
+            || opts.physics_engine.as_deref() == Some(s.library.as_str())
+        {
             log::info!("playback: {} ({}) skipped: the log replaces what it would simulate", s.name, s.library);
             continue;
         }
@@ -401,7 +424,10 @@ fn load_playback(
 
 /// Where the server listens and which peers it meets: the command line, else the config's
 /// `<transport>`; peers from both.
-fn network_settings(opts: &ServerOptions, config: &config::ServerConfigFile) -> Result<Option<(Bind, Vec<String>)>, ServerError> {
+fn network_settings(
+    opts: &ServerOptions,
+    config: &config::ServerConfigFile,
+) -> Result<Option<(Bind, Vec<String>)>, ServerError> {
     let Some(cli) = &opts.transport else { return Ok(None) };
     let mut peers = opts.peers.clone();
     let Some(spec) = &config.transport else { return Ok(Some((cli.clone(), peers))) };
@@ -431,7 +457,8 @@ fn network_settings(opts: &ServerOptions, config: &config::ServerConfigFile) -> 
 
 fn record_options(opts: &ServerOptions, config: &config::ServerConfigFile) -> Option<RecordOptions> {
     let path = opts.record_path.clone().or_else(|| config.record.as_ref().map(|r| r.path.clone()))?;
-    let keyframe_interval = config.record.as_ref().and_then(|r| r.keyframe_interval).unwrap_or(DEFAULT_KEYFRAME_INTERVAL);
+    let keyframe_interval =
+        config.record.as_ref().and_then(|r| r.keyframe_interval).unwrap_or(DEFAULT_KEYFRAME_INTERVAL);
     Some(RecordOptions { path, keyframe_interval })
 }
 
@@ -468,13 +495,16 @@ fn load_world(
         log::warn!(
             "{}: levels are on but world {:?} has no <plugin name=\"gz::sim\"> with levels and performers; \
              everything is the default level (performers can still be added with /world/{}/level/set_performer)",
-            world.origin, world.name, world.name
+            world.origin,
+            world.name,
+            world.name
         );
     }
     let levels = if levels_on { factory::Levels::On } else { factory::Levels::Off };
     let mut ecm = Ecm::new();
     let ecm_error = |e: plugin_api::EcmError| ServerError::World(format!("{}: {}", world.origin, e.message));
-    let (world_entity, attached) = factory::create_world(&mut ecm, world, doc.entity_count, levels).map_err(ecm_error)?;
+    let (world_entity, attached) =
+        factory::create_world(&mut ecm, world, doc.entity_count, levels).map_err(ecm_error)?;
     let clock = Clock::new(world.physics.max_step_size, world.physics.real_time_factor, !opts.run);
     let mut runner = WorldRunner::new(world.name.clone(), world_entity, ecm, clock);
     runner.seed = opts.seed;
@@ -527,7 +557,12 @@ fn load_world(
     let role = RunRole::of_network(network.map(|n| n.role));
     let (chosen, attached, skipped) = keep_for_role(role, opts.physics_engine.as_deref(), chosen, attached);
     if !skipped.is_empty() {
-        log::info!("world {:?} ({role}): {} system(s) not run in this role:\n  {}", world.name, skipped.len(), skipped.join("\n  "));
+        log::info!(
+            "world {:?} ({role}): {} system(s) not run in this role:\n  {}",
+            world.name,
+            skipped.len(),
+            skipped.join("\n  ")
+        );
     }
 
     // World-file world plugins and config plugins (selection order), then model and sensor
@@ -549,7 +584,8 @@ mod network_settings_tests {
     use super::*;
 
     fn with(transport: &str) -> config::ServerConfigFile {
-        config::parse_server_config_str(&format!("<server_config><plugins/>{transport}</server_config>"), "n.config").unwrap()
+        config::parse_server_config_str(&format!("<server_config><plugins/>{transport}</server_config>"), "n.config")
+            .unwrap()
     }
 
     fn tcp(host: &str, port: u16) -> Bind {
@@ -558,8 +594,13 @@ mod network_settings_tests {
 
     #[test]
     fn the_command_line_and_the_config_combine() {
-        let opts = |bind: Option<Bind>| ServerOptions { transport: bind, peers: vec!["tcp://a:1".into()], ..Default::default() };
-        let file = with("<transport><host>10.0.0.5</host><port>7000</port><peer>b:2</peer><peer>a:1</peer></transport>");
+        let opts = |bind: Option<Bind>| ServerOptions {
+            transport: bind,
+            peers: vec!["tcp://a:1".into()],
+            ..Default::default()
+        };
+        let file =
+            with("<transport><host>10.0.0.5</host><port>7000</port><peer>b:2</peer><peer>a:1</peer></transport>");
         // Without a network (the fixture) nothing is opened, whatever the file says.
         assert_eq!(network_settings(&opts(None), &file).unwrap(), None);
         // The file says where to listen when the command line does not; peers are merged.
@@ -569,13 +610,17 @@ mod network_settings_tests {
         // The same host with the port left to the system on one side is no disagreement.
         assert_eq!(network_settings(&opts(Some(tcp("10.0.0.5", 0))), &file).unwrap().unwrap().0, tcp("10.0.0.5", 7000));
         // Without <transport> the command line stands.
-        assert_eq!(network_settings(&opts(Some(tcp("127.0.0.1", 0))), &with("")).unwrap().unwrap().0, tcp("127.0.0.1", 0));
+        assert_eq!(
+            network_settings(&opts(Some(tcp("127.0.0.1", 0))), &with("")).unwrap().unwrap().0,
+            tcp("127.0.0.1", 0)
+        );
     }
 
     #[test]
     fn a_command_line_and_a_file_that_disagree_are_an_error_naming_both() {
         let opts = ServerOptions { transport: Some(tcp("127.0.0.1", 0)), ..Default::default() };
-        let err = network_settings(&opts, &with("<transport><host>10.0.0.5</host></transport>")).unwrap_err().to_string();
+        let err =
+            network_settings(&opts, &with("<transport><host>10.0.0.5</host></transport>")).unwrap_err().to_string();
         assert!(err.contains("127.0.0.1") && err.contains("10.0.0.5") && err.contains("n.config:1"), "{err}");
     }
 }

@@ -80,10 +80,14 @@ fn record(dir: &Scratch, steps: u64) -> (PathBuf, Vec<Frame>) {
         .on_pre_update(|info, ecm| {
             let mover = ecm.entity_by_name("mover").expect("mover");
             let t = info.iterations as f64;
-            let pose = Pose { position: Vec3::new(0.1 * t, -0.05 * t, 0.0), rotation: Quat::from_rpy(0.0, 0.0, 0.2 * t) };
+            let pose =
+                Pose { position: Vec3::new(0.1 * t, -0.05 * t, 0.0), rotation: Quat::from_rpy(0.0, 0.0, 0.2 * t) };
             ecm.set(mover, &pose, Change::Periodic)?;
             if info.iterations == 5 {
-                ecm.create_from_sdf(r#"<model name="late"><pose>1 2 3 0 0 0</pose><link name="l"/></model>"#, EntityId(1))?;
+                ecm.create_from_sdf(
+                    r#"<model name="late"><pose>1 2 3 0 0 0</pose><link name="l"/></model>"#,
+                    EntityId(1),
+                )?;
             }
             if info.iterations == 8 {
                 let doomed = ecm.entity_by_name("doomed").expect("doomed");
@@ -148,8 +152,12 @@ fn seek_lands_on_the_recorded_state_forwards_and_backwards() {
     let (log, original) = record(&dir, 12);
     let (mut f, played) = player(&log);
     let at = |f: &TestFixture| {
-        let view_poses: Vec<(EntityId, Pose)> =
-            f.ecm().query(plugin_api::Which::ALL, &[Pose::ID]).into_iter().map(|e| (e, f.ecm().get::<Pose>(e).unwrap())).collect();
+        let view_poses: Vec<(EntityId, Pose)> = f
+            .ecm()
+            .query(plugin_api::Which::ALL, &[Pose::ID])
+            .into_iter()
+            .map(|e| (e, f.ecm().get::<Pose>(e).unwrap()))
+            .collect();
         (f.runner().clock.iterations(), view_poses)
     };
     let recorded = |i: usize| {
@@ -164,7 +172,13 @@ fn seek_lands_on_the_recorded_state_forwards_and_backwards() {
     // Backwards to before the spawn and the removal: both undone.
     f.seek(3).unwrap();
     assert_eq!(at(&f), recorded(3));
-    let names: Vec<String> = f.ecm().query(plugin_api::Which::ALL, &[Model::ID]).into_iter().filter_map(|e| f.ecm().get::<Name>(e)).map(|n| n.0).collect();
+    let names: Vec<String> = f
+        .ecm()
+        .query(plugin_api::Which::ALL, &[Model::ID])
+        .into_iter()
+        .filter_map(|e| f.ecm().get::<Name>(e))
+        .map(|n| n.0)
+        .collect();
     assert_eq!(names, ["mover", "doomed"]);
     // Beyond the end: the last recorded state.
     f.seek(1000).unwrap();

@@ -41,7 +41,11 @@ fn time_follows_gz_semantics_running_and_paused() {
     {
         let seen = seen.lock().unwrap();
         let first = seen[0];
-        assert_eq!((first.sim_time_ns, first.dt_ns, first.iterations), (1_000_000, 1_000_000, 1), "sim time is after the step");
+        assert_eq!(
+            (first.sim_time_ns, first.dt_ns, first.iterations),
+            (1_000_000, 1_000_000, 1),
+            "sim time is after the step"
+        );
         assert_eq!((seen[99].sim_time_ns, seen[99].iterations), (100_000_000, 100));
     }
     f.runner_mut().clock.paused = true;
@@ -49,7 +53,10 @@ fn time_follows_gz_semantics_running_and_paused() {
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 105, "systems run while paused");
     for info in &seen[100..] {
-        assert!(info.paused && info.dt_ns == 0 && info.iterations == 100 && info.sim_time_ns == 100_000_000, "{info:?}");
+        assert!(
+            info.paused && info.dt_ns == 0 && info.iterations == 100 && info.sim_time_ns == 100_000_000,
+            "{info:?}"
+        );
     }
 }
 
@@ -200,7 +207,8 @@ fn worlds_of_one_file_step_in_lockstep() {
 #[test]
 fn a_panicking_system_is_reported_with_name_phase_and_message() {
     no_config();
-    let body = r#"<plugin filename="troupe_testing" name="testing::Panic"><phase>post_update</phase><at>2</at></plugin>"#;
+    let body =
+        r#"<plugin filename="troupe_testing" name="testing::Panic"><phase>post_update</phase><at>2</at></plugin>"#;
     let mut f = TestFixture::from_sdf(&world(body)).unwrap().finalize().unwrap();
     f.run(1).unwrap();
     let err = f.run(1).unwrap_err().to_string();

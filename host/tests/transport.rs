@@ -3,11 +3,11 @@
 //! the real `troupe_testing` library (an in-process node: no sockets).
 
 use plugin_api::components::Physics;
+use plugin_api::components::{Model, Name};
 use plugin_api::msgs::{
     entity, Boolean, Empty, Entity, EntityPluginV, Plugin, StringMsg, Time, WorldControl, WorldReset, WorldStatistics,
 };
 use plugin_api::prost::Message;
-use plugin_api::components::{Model, Name};
 use plugin_api::{events, Change, Component, EcmRead, Which};
 use std::time::Duration;
 use troupe::fixture::TestFixture;
@@ -63,7 +63,14 @@ fn control_requests_apply_at_the_next_step_with_gz_semantics() {
     assert_eq!(f.runner().clock.info().sim_time_ns, 20_000_000);
     assert!(f.runner().clock.paused);
     // Rewinding the clock only.
-    control(&mut f, WorldControl { pause: true, reset: Some(WorldReset { time_only: true, ..Default::default() }), ..Default::default() });
+    control(
+        &mut f,
+        WorldControl {
+            pause: true,
+            reset: Some(WorldReset { time_only: true, ..Default::default() }),
+            ..Default::default()
+        },
+    );
     f.run(1).unwrap();
     assert_eq!(f.runner().clock.info().sim_time_ns, 0);
     // The stats topic told the story (throttled to 10 Hz: at least the first message).
@@ -110,7 +117,10 @@ fn a_plugin_serves_and_relays_through_the_transport() {
         let node = node.clone();
         std::thread::spawn(move || {
             let req = |text: &str| StringMsg { data: text.into(), ..Default::default() }.encode_to_vec();
-            (node.call("/world/w/shout", &req("hi"), WAIT).unwrap(), node.call("/world/w/shout", &req(""), WAIT).unwrap())
+            (
+                node.call("/world/w/shout", &req("hi"), WAIT).unwrap(),
+                node.call("/world/w/shout", &req(""), WAIT).unwrap(),
+            )
         })
     };
     while !caller.is_finished() {
@@ -129,18 +139,24 @@ fn a_plugin_serves_and_relays_through_the_transport() {
     // A reset makes the system afresh; its service is offered again, not refused as taken.
     f.runner_mut().request_reset();
     f.run(2).unwrap();
-    let caller = std::thread::spawn(move || node.call("/world/w/shout", &StringMsg { data: "again".into(), ..Default::default() }.encode_to_vec(), WAIT));
+    let caller = std::thread::spawn(move || {
+        node.call("/world/w/shout", &StringMsg { data: "again".into(), ..Default::default() }.encode_to_vec(), WAIT)
+    });
     while !caller.is_finished() {
         f.run(1).unwrap();
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert_eq!(caller.join().unwrap().unwrap(), Answer::Ok(StringMsg { data: "AGAIN".into(), ..Default::default() }.encode_to_vec()));
+    assert_eq!(
+        caller.join().unwrap().unwrap(),
+        Answer::Ok(StringMsg { data: "AGAIN".into(), ..Default::default() }.encode_to_vec())
+    );
 }
 
 #[test]
 fn systems_added_while_running_load_and_are_listed() {
     no_config();
-    let mut f = TestFixture::from_sdf(&world(r#"<model name="m"><link name="l"/></model>"#)).unwrap().finalize().unwrap();
+    let mut f =
+        TestFixture::from_sdf(&world(r#"<model name="m"><link name="l"/></model>"#)).unwrap().finalize().unwrap();
     let listed = |f: &mut TestFixture| {
         let answer = call(f, "/world/w/system/info", &Empty::default());
         let Answer::Ok(bytes) = answer else { panic!("{answer:?}") };
@@ -148,7 +164,11 @@ fn systems_added_while_running_load_and_are_listed() {
     };
     assert!(!listed(&mut f).contains(&"testing::Order".to_string()));
     let ecm = f.ecm();
-    let model = ecm.query(Which::ALL, &[Model::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "m")).unwrap();
+    let model = ecm
+        .query(Which::ALL, &[Model::ID])
+        .into_iter()
+        .find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "m"))
+        .unwrap();
     let add = |entity: u64| EntityPluginV {
         entity: Some(Entity { id: entity, r#type: entity::Type::Model as i32, ..Default::default() }),
         plugins: vec![Plugin {
@@ -188,12 +208,20 @@ fn control_state_applies_its_state_at_the_next_step() {
     let initial = troupe::state::full_state(f.ecm(), troupe::state::Stamp::default());
     let z = |f: &TestFixture| {
         let ecm = f.ecm();
-        let m = ecm.query(Which::ALL, &[Model::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "m")).unwrap();
+        let m = ecm
+            .query(Which::ALL, &[Model::ID])
+            .into_iter()
+            .find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "m"))
+            .unwrap();
         ecm.get::<Pose>(m).unwrap().position.z
     };
     f.run(3).unwrap();
     assert_eq!(z(&f), 5.0);
-    let req = WorldControlState { world_control: Some(WorldControl { pause: true, ..Default::default() }), state: Some(initial), ..Default::default() };
+    let req = WorldControlState {
+        world_control: Some(WorldControl { pause: true, ..Default::default() }),
+        state: Some(initial),
+        ..Default::default()
+    };
     control_state(&mut f, req);
     f.run(1).unwrap();
     assert_eq!(z(&f), 1.0, "the state of the request was applied");

@@ -4,12 +4,11 @@ use crate::component::{Change, Component, ComponentTypeId};
 use crate::components::Name;
 use crate::entity::EntityId;
 use crate::ffi::{
-    EcmError, EcmMutObj, EcmRefObj, RecordsReader, RecordsReader_TO, RecordsVisitor, RecordsVisitor_TO,
-    Which,
+    EcmError, EcmMutObj, EcmRefObj, RecordsReader, RecordsReader_TO, RecordsVisitor, RecordsVisitor_TO, Which,
 };
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::sabi_types::RMut;
-use abi_stable::std_types::{RSlice, RSliceMut, RStr, RVec, ROption};
+use abi_stable::std_types::{ROption, RSlice, RSliceMut, RStr, RVec};
 use bytemuck::Pod;
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -102,22 +101,28 @@ pub trait EcmRead {
                 .collect();
         };
         let (mut ids, mut data) = (RVec::new(), RVec::new());
-        self.facade()
-            .query_read(Which::ALL, RSlice::from_slice(&types), C::ID, &mut ids, &mut data)
-            .into_result()?;
-        decode_packed::<C>(&data, size, ids.len())
-            .map(|values| ids.into_iter().zip(values).collect())
+        self.facade().query_read(Which::ALL, RSlice::from_slice(&types), C::ID, &mut ids, &mut data).into_result()?;
+        decode_packed::<C>(&data, size, ids.len()).map(|values| ids.into_iter().zip(values).collect())
     }
     /// Calls `f` with every entity having `C` and every type in `also`, ascending, and its
     /// `C`, which the host lends in place: one boundary crossing and no copy. `C` is plain
     /// data (`bytemuck::Pod`, e.g. [`crate::math::Pose`]) whose memory is its byte form; if
     /// that does not hold on this target, values are decoded one by one instead.
-    fn for_each<C: Component + Pod>(&self, also: &[ComponentTypeId], mut f: impl FnMut(EntityId, &C)) -> Result<(), EcmError> {
+    fn for_each<C: Component + Pod>(
+        &self,
+        also: &[ComponentTypeId],
+        mut f: impl FnMut(EntityId, &C),
+    ) -> Result<(), EcmError> {
         let types = with_type::<C>(also);
         let mut reader = Reader::<C, _> { f: &mut f, outcome: Ok(()), panic: None, _c: std::marker::PhantomData };
         let result = self
             .facade()
-            .lend_records(Which::ALL, RSlice::from_slice(&types), C::ID, RecordsReader_TO::from_ptr(RMut::new(&mut reader), TD_Opaque))
+            .lend_records(
+                Which::ALL,
+                RSlice::from_slice(&types),
+                C::ID,
+                RecordsReader_TO::from_ptr(RMut::new(&mut reader), TD_Opaque),
+            )
             .into_result();
         if let Some(payload) = reader.panic {
             resume_unwind(payload);
@@ -137,15 +142,11 @@ pub trait EcmRead {
     }
     /// The first entity (lowest id) named `name`.
     fn entity_by_name(&self, name: &str) -> Option<EntityId> {
-        self.entities_with(&[Name::ID])
-            .into_iter()
-            .find(|e| self.get::<Name>(*e).is_some_and(|n| n.0 == name))
+        self.entities_with(&[Name::ID]).into_iter().find(|e| self.get::<Name>(*e).is_some_and(|n| n.0 == name))
     }
     /// The child of `parent` named `name`.
     fn child_by_name(&self, parent: EntityId, name: &str) -> Option<EntityId> {
-        self.children(parent)
-            .into_iter()
-            .find(|e| self.get::<Name>(*e).is_some_and(|n| n.0 == name))
+        self.children(parent).into_iter().find(|e| self.get::<Name>(*e).is_some_and(|n| n.0 == name))
     }
     /// The world's state as an encoded gz `SerializedStateMap` (header empty): everything
     /// (`changed_only` false) or what changed in this step. The scene broadcaster's `state`
@@ -192,8 +193,26 @@ fn same_bytes<C: Pod>(a: &C, b: &C) -> bool {
     let (a, b) = (bytemuck::bytes_of(a), bytemuck::bytes_of(b));
     let words = a.len() / 8;
     for w in 0..words {
-        let x: [u8; 8] = [a[w * 8], a[w * 8 + 1], a[w * 8 + 2], a[w * 8 + 3], a[w * 8 + 4], a[w * 8 + 5], a[w * 8 + 6], a[w * 8 + 7]];
-        let y: [u8; 8] = [b[w * 8], b[w * 8 + 1], b[w * 8 + 2], b[w * 8 + 3], b[w * 8 + 4], b[w * 8 + 5], b[w * 8 + 6], b[w * 8 + 7]];
+        let x: [u8; 8] = [
+            a[w * 8],
+            a[w * 8 + 1],
+            a[w * 8 + 2],
+            a[w * 8 + 3],
+            a[w * 8 + 4],
+            a[w * 8 + 5],
+            a[w * 8 + 6],
+            a[w * 8 + 7],
+        ];
+        let y: [u8; 8] = [
+            b[w * 8],
+            b[w * 8 + 1],
+            b[w * 8 + 2],
+            b[w * 8 + 3],
+            b[w * 8 + 4],
+            b[w * 8 + 5],
+            b[w * 8 + 6],
+            b[w * 8 + 7],
+        ];
         if u64::from_ne_bytes(x) != u64::from_ne_bytes(y) {
             return false;
         }
@@ -226,7 +245,13 @@ struct Visitor<'f, C, F> {
 }
 
 impl<C: Component + Pod, F: FnMut(EntityId, &mut C)> RecordsVisitor for Visitor<'_, C, F> {
-    fn visit_mut(&mut self, ids: RSlice<'_, EntityId>, slots: RSlice<'_, u32>, records: RSliceMut<'_, u8>, changed: &mut RVec<u32>) {
+    fn visit_mut(
+        &mut self,
+        ids: RSlice<'_, EntityId>,
+        slots: RSlice<'_, u32>,
+        records: RSliceMut<'_, u8>,
+        changed: &mut RVec<u32>,
+    ) {
         let f = &mut *self.f;
         match catch_unwind(AssertUnwindSafe(|| visit_mut::<C, F>(f, &ids, &slots, records.into_mut_slice(), changed))) {
             Ok(outcome) => self.outcome = outcome,
@@ -293,7 +318,12 @@ impl<C: Component + Pod, F: FnMut(EntityId, &C)> RecordsReader for Reader<'_, C,
     }
 }
 
-fn visit<C: Component + Pod, F: FnMut(EntityId, &C)>(f: &mut F, ids: &[EntityId], slots: &[u32], records: &[u8]) -> Result<(), EcmError> {
+fn visit<C: Component + Pod, F: FnMut(EntityId, &C)>(
+    f: &mut F,
+    ids: &[EntityId],
+    slots: &[u32],
+    records: &[u8],
+) -> Result<(), EcmError> {
     let size = check_lent::<C>(ids.len(), slots.len(), records.len())?;
     if layout_is_byte_form::<C>() {
         if let Ok(values) = bytemuck::try_cast_slice::<u8, C>(records) {
@@ -312,9 +342,7 @@ fn visit<C: Component + Pod, F: FnMut(EntityId, &C)>(f: &mut F, ids: &[EntityId]
 }
 
 fn fixed_size<C: Component>() -> Result<usize, EcmError> {
-    C::FIXED_SIZE.ok_or_else(|| {
-        EcmError::new(format!("{} has no fixed size; read it entity by entity", C::NAME))
-    })
+    C::FIXED_SIZE.ok_or_else(|| EcmError::new(format!("{} has no fixed size; read it entity by entity", C::NAME)))
 }
 
 fn decode_packed<C: Component>(data: &[u8], size: usize, count: usize) -> Result<Vec<C>, EcmError> {
@@ -328,9 +356,7 @@ fn decode_packed<C: Component>(data: &[u8], size: usize, count: usize) -> Result
     if size == 0 {
         return C::from_bytes(&[]).map(|c| vec![c; count]).map_err(|e| EcmError::new(e.to_string()));
     }
-    data.chunks_exact(size)
-        .map(|chunk| C::from_bytes(chunk).map_err(|e| EcmError::new(e.to_string())))
-        .collect()
+    data.chunks_exact(size).map(|chunk| C::from_bytes(chunk).map_err(|e| EcmError::new(e.to_string()))).collect()
 }
 
 /// Answers of [`EcmRead::entities_with`] kept across steps while the ECM's structure stays
@@ -479,9 +505,7 @@ impl<'a> Ecm<'a> {
         let mut data = Vec::with_capacity(size * values.len());
         let mut w = crate::component::Writer(&mut data);
         values.iter().for_each(|v| v.encode(&mut w));
-        self.obj
-            .write_many(C::ID, RSlice::from_slice(entities), RSlice::from_slice(&data), change)
-            .into_result()
+        self.obj.write_many(C::ID, RSlice::from_slice(entities), RSlice::from_slice(&data), change).into_result()
     }
     /// Flags component `C` of `entity` as changed.
     pub fn mark_changed<C: Component>(&mut self, entity: EntityId, change: Change) -> bool {

@@ -12,7 +12,7 @@ use crate::entity::EntityId;
 use crate::math::Vec3;
 use abi_stable::sabi_trait;
 use abi_stable::sabi_types::RMut;
-use abi_stable::std_types::{RArc, RBox, RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString, RVec, ROption};
+use abi_stable::std_types::{RArc, RBox, RErr, ROk, ROption, RResult, RSlice, RSliceMut, RStr, RString, RVec};
 use abi_stable::StableAbi;
 
 /// Which entities a query returns.
@@ -123,11 +123,7 @@ pub trait EcmFacade {
     /// Flags a component as changed without writing it.
     fn mark_changed(&mut self, entity: EntityId, ty: ComponentTypeId, change: Change) -> bool;
     /// Registers a third-party component type by name (size 0 in `fixed_size` = marker).
-    fn register_component(
-        &mut self,
-        name: RStr<'_>,
-        fixed_size: ROption<u32>,
-    ) -> RResult<ComponentTypeId, EcmError>;
+    fn register_component(&mut self, name: RStr<'_>, fixed_size: ROption<u32>) -> RResult<ComponentTypeId, EcmError>;
     /// Creates the entities of an SDF snippet (one model or light) under `parent`, with
     /// run-time ids, loading the systems its `<plugin>`s name; answers the top entity.
     #[sabi(last_prefix_field)]
@@ -319,7 +315,12 @@ pub trait HostServices: Send + Sync {
     fn reply(&self, request: u64, ok: bool, payload: RSlice<'_, u8>) -> bool;
     /// Calls a service of this process or of the partition, waiting up to `timeout_ms`.
     /// It blocks the caller: call it outside the simulation step where possible.
-    fn call_service(&self, name: RStr<'_>, payload: RSlice<'_, u8>, timeout_ms: u64) -> RResult<ServiceReply, SystemError>;
+    fn call_service(
+        &self,
+        name: RStr<'_>,
+        payload: RSlice<'_, u8>,
+        timeout_ms: u64,
+    ) -> RResult<ServiceReply, SystemError>;
 
     // ---- Ray casts (plugin-api 1.5). Appended after everything else, each with a default
     // for hosts that predate them.

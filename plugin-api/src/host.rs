@@ -2,7 +2,9 @@
 //! services are in [`crate::transport`]).
 
 use crate::entity::EntityId;
-use crate::ffi::{EventHandler, EventHandler_TO, HostObj, NetworkRole, Ray, RayCaster as FfiRayCaster, RayCaster_TO, SystemError};
+use crate::ffi::{
+    EventHandler, EventHandler_TO, HostObj, NetworkRole, Ray, RayCaster as FfiRayCaster, RayCaster_TO, SystemError,
+};
 use crate::system::panic_message;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString};
@@ -116,8 +118,16 @@ pub trait RayCaster: Send + 'static {
 struct CasterAdapter<C>(C);
 
 impl<C: RayCaster> FfiRayCaster for CasterAdapter<C> {
-    fn cast_rays(&mut self, rays: RSlice<'_, Ray>, max_range: f64, exclude: EntityId, mut out: RSliceMut<'_, f64>) -> bool {
-        match catch_unwind(AssertUnwindSafe(|| self.0.cast_rays(rays.as_slice(), max_range, exclude, out.as_mut_slice()))) {
+    fn cast_rays(
+        &mut self,
+        rays: RSlice<'_, Ray>,
+        max_range: f64,
+        exclude: EntityId,
+        mut out: RSliceMut<'_, f64>,
+    ) -> bool {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.0.cast_rays(rays.as_slice(), max_range, exclude, out.as_mut_slice())
+        })) {
             Ok(answered) => answered,
             Err(p) => {
                 log::error!("the ray caster panicked: {}", panic_message(&*p));
@@ -137,10 +147,9 @@ where
         match catch_unwind(AssertUnwindSafe(|| (self.0)(name.as_str(), payload.as_slice()))) {
             Ok(Ok(())) => ROk(()),
             Ok(Err(e)) => RErr(SystemError { kind: crate::ffi::ErrorKind::FAILED, message: RString::from(e.0) }),
-            Err(p) => RErr(SystemError {
-                kind: crate::ffi::ErrorKind::PANICKED,
-                message: RString::from(panic_message(&*p)),
-            }),
+            Err(p) => {
+                RErr(SystemError { kind: crate::ffi::ErrorKind::PANICKED, message: RString::from(panic_message(&*p)) })
+            }
         }
     }
 }

@@ -29,23 +29,25 @@ pub mod math;
 #[doc(hidden)]
 pub mod module;
 pub mod msgs;
-pub mod transport;
 mod system;
+pub mod transport;
 pub mod xml;
 
 pub use component::{Change, Component, ComponentTypeId, DecodeError, Reader, Writer};
 pub use ecm::{Ecm, EcmRead, EcmView, QueryCache};
 pub use entity::EntityId;
-pub use ffi::{EcmError, Hooks, NetworkRole, Ray, ResetOutcome, ServiceReply, ServiceRequest, TopicOptions, UpdateInfo, Which};
+pub use ffi::{
+    EcmError, Hooks, NetworkRole, Ray, ResetOutcome, ServiceReply, ServiceRequest, TopicOptions, UpdateInfo, Which,
+};
 pub use host::{events, Host, RayCaster};
-pub use transport::{Publisher, Request, ServiceServer, Subscriber};
 pub use module::{HostLogger, PluginMod, PluginModRef};
 pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, System, SystemAdapter};
+pub use transport::{Publisher, Request, ServiceServer, Subscriber};
 
-/// Re-exported so plugins need no direct `log` dependency of their own to log.
-pub use log;
 /// Re-exported for [`Ecm::for_each_mut`] / [`EcmRead::for_each`]: a plugin's own plain-data
 /// component derives `bytemuck::Pod` through this to be lent in place.
 pub use bytemuck;
+/// Re-exported so plugins need no direct `log` dependency of their own to log.
+pub use log;
 /// Re-exported so plugins encode and decode [`msgs`] with the same prost the API uses.
 pub use prost;

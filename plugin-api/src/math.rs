@@ -37,11 +37,7 @@ impl Vec3 {
     }
     /// Cross product.
     pub fn cross(self, o: Vec3) -> Vec3 {
-        Vec3::new(
-            self.y * o.z - self.z * o.y,
-            self.z * o.x - self.x * o.z,
-            self.x * o.y - self.y * o.x,
-        )
+        Vec3::new(self.y * o.z - self.z * o.y, self.z * o.x - self.x * o.z, self.x * o.y - self.y * o.x)
     }
     /// Euclidean length.
     pub fn length(self) -> f64 {
@@ -199,10 +195,7 @@ impl Mul for Pose {
     type Output = Pose;
     /// Composition: `parent_T_a * a_T_b = parent_T_b`.
     fn mul(self, child: Pose) -> Pose {
-        Pose {
-            position: self.transform_point(child.position),
-            rotation: (self.rotation * child.rotation).normalized(),
-        }
+        Pose { position: self.transform_point(child.position), rotation: (self.rotation * child.rotation).normalized() }
     }
 }
 

@@ -51,21 +51,16 @@ pub const LIB_HEADER_SYMBOL: &str = "_1as_0lib_1header_0root_bmodule_bloader";
 pub const fn __lib_header(constructor: extern "C" fn() -> RootModuleResult) -> LibHeader {
     // SAFETY: `constructor` returns a `PrefixRef<PluginMod>` erased by
     // `__call_root_module_loader`, which is what `from_constructor::<PluginModRef>` requires.
-    unsafe {
-        LibHeader::from_constructor::<PluginModRef>(
-            constructor,
-            abi_stable::library::CheckTypeLayout::Yes,
-        )
-    }
+    unsafe { LibHeader::from_constructor::<PluginModRef>(constructor, abi_stable::library::CheckTypeLayout::Yes) }
 }
 
 /// Items the export macro expands to; not for direct use.
 #[doc(hidden)]
 pub mod __private {
-    pub use abi_stable::library::{LibHeader, RootModuleResult, __call_root_module_loader};
+    pub use crate::logging::install as install_logger;
+    pub use abi_stable::library::{__call_root_module_loader, LibHeader, RootModuleResult};
     pub use abi_stable::prefix_type::PrefixTypeTrait;
     pub use abi_stable::std_types::{RErr, ROk, RResult, RStr, RString, RVec};
-    pub use crate::logging::install as install_logger;
 }
 
 /// Exports a plugin library: its name and the systems it offers.

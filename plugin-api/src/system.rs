@@ -3,10 +3,7 @@
 
 use crate::ecm::{Ecm, EcmView};
 use crate::entity::EntityId;
-use crate::ffi::{
-    EcmMutObj, EcmRefObj, ErrorKind, FfiSystem, HostObj, Hooks, ResetOutcome, SystemError,
-    UpdateInfo,
-};
+use crate::ffi::{EcmMutObj, EcmRefObj, ErrorKind, FfiSystem, Hooks, HostObj, ResetOutcome, SystemError, UpdateInfo};
 use crate::host::Host;
 use abi_stable::std_types::{RErr, ROk, ROption, RResult, RStr, RString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -138,10 +135,9 @@ fn guard<T>(f: impl FnOnce() -> Result<T>) -> RResult<T, SystemError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => ROk(v),
         Ok(Err(e)) => RErr(SystemError { kind: ErrorKind::FAILED, message: RString::from(e.0) }),
-        Err(payload) => RErr(SystemError {
-            kind: ErrorKind::PANICKED,
-            message: RString::from(panic_message(&*payload)),
-        }),
+        Err(payload) => {
+            RErr(SystemError { kind: ErrorKind::PANICKED, message: RString::from(panic_message(&*payload)) })
+        }
     }
 }
 
@@ -175,12 +171,7 @@ impl<S: System> FfiSystem for SystemAdapter<S> {
         ecm: EcmMutObj<'a>,
         host: HostObj,
     ) -> RResult<(), SystemError> {
-        let ctx = ConfigureContext {
-            entity,
-            xml: xml.as_str(),
-            ecm: Ecm::from_ffi(ecm),
-            host: Host::from_ffi(host),
-        };
+        let ctx = ConfigureContext { entity, xml: xml.as_str(), ecm: Ecm::from_ffi(ecm), host: Host::from_ffi(host) };
         guard(|| self.0.configure(ctx))
     }
     fn reset(&mut self, info: &UpdateInfo, ecm: EcmMutObj<'_>) -> RResult<ResetOutcome, SystemError> {

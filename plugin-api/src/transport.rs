@@ -77,7 +77,11 @@ impl<M: Message + Default + Name> Subscriber<M> {
             .filter_map(|bytes| match M::decode(bytes.as_slice()) {
                 Ok(m) => Some(m),
                 Err(e) => {
-                    log::warn!("topic {}: a message that is not a valid {} was skipped: {e}", self.topic, M::full_name());
+                    log::warn!(
+                        "topic {}: a message that is not a valid {} was skipped: {e}",
+                        self.topic,
+                        M::full_name()
+                    );
                     None
                 }
             })
@@ -116,7 +120,11 @@ impl<Req: Message + Default + Name, Rep: Message + Name> ServiceServer<Req, Rep>
         match Req::decode(r.payload.as_slice()) {
             Ok(message) => Some(Request { id: r.id, message }),
             Err(e) => {
-                log::warn!("service {}: a request that is not a valid {} was answered false: {e}", self.name, Req::full_name());
+                log::warn!(
+                    "service {}: a request that is not a valid {} was answered false: {e}",
+                    self.name,
+                    Req::full_name()
+                );
                 self.host.ffi().reply(r.id, false, RSlice::from_slice(&[]));
                 None
             }
@@ -136,18 +144,29 @@ impl<Req: Message + Default + Name, Rep: Message + Name> ServiceServer<Req, Rep>
 impl Host {
     /// Advertises a topic of messages `M`.
     pub fn advertise<M: Message + Name>(&self, topic: &str, options: TopicOptions) -> Result<Publisher<M>> {
-        let id = self.ffi().advertise(RStr::from_str(topic), RStr::from_str(&M::full_name()), options).into_result().map_err(err)?;
+        let id = self
+            .ffi()
+            .advertise(RStr::from_str(topic), RStr::from_str(&M::full_name()), options)
+            .into_result()
+            .map_err(err)?;
         Ok(Publisher { host: self.clone(), id, topic: topic.to_string(), _m: PhantomData })
     }
 
     /// Subscribes to a topic of messages `M`.
     pub fn subscribe_topic<M: Message + Default + Name>(&self, topic: &str) -> Result<Subscriber<M>> {
-        let id = self.ffi().subscribe_topic(RStr::from_str(topic), RStr::from_str(&M::full_name())).into_result().map_err(err)?;
+        let id = self
+            .ffi()
+            .subscribe_topic(RStr::from_str(topic), RStr::from_str(&M::full_name()))
+            .into_result()
+            .map_err(err)?;
         Ok(Subscriber { host: self.clone(), id, topic: topic.to_string(), _m: PhantomData })
     }
 
     /// Offers a service taking `Req` and answering `Rep`.
-    pub fn offer_service<Req: Message + Default + Name, Rep: Message + Name>(&self, name: &str) -> Result<ServiceServer<Req, Rep>> {
+    pub fn offer_service<Req: Message + Default + Name, Rep: Message + Name>(
+        &self,
+        name: &str,
+    ) -> Result<ServiceServer<Req, Rep>> {
         let id = self
             .ffi()
             .offer_service(RStr::from_str(name), RStr::from_str(&Req::full_name()), RStr::from_str(&Rep::full_name()))
@@ -158,13 +177,23 @@ impl Host {
 
     /// Calls a service and waits up to `timeout` for its answer: whether it answered true,
     /// and its response.
-    pub fn call<Req: Message, Rep: Message + Default>(&self, name: &str, request: &Req, timeout: Duration) -> Result<(bool, Rep)> {
+    pub fn call<Req: Message, Rep: Message + Default>(
+        &self,
+        name: &str,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<(bool, Rep)> {
         let reply = self
             .ffi()
-            .call_service(RStr::from_str(name), RSlice::from_slice(&request.encode_to_vec()), timeout.as_millis() as u64)
+            .call_service(
+                RStr::from_str(name),
+                RSlice::from_slice(&request.encode_to_vec()),
+                timeout.as_millis() as u64,
+            )
             .into_result()
             .map_err(err)?;
-        let rep = Rep::decode(reply.payload.as_slice()).map_err(|e| Error(format!("service {name}: the response does not decode: {e}")))?;
+        let rep = Rep::decode(reply.payload.as_slice())
+            .map_err(|e| Error(format!("service {name}: the response does not decode: {e}")))?;
         Ok((reply.ok, rep))
     }
 }

@@ -25,7 +25,8 @@ impl PluginXml {
     /// prefixes used without a declaration (gz-sim worlds write `<gz:system_priority>`
     /// without declaring `gz`) are accepted.
     pub fn parse(xml: &str) -> Result<PluginXml, XmlError> {
-        let wrapped = format!("<troupe-plugin-xml {}>{}</troupe-plugin-xml>", declare_prefixes(xml), strip_declaration(xml));
+        let wrapped =
+            format!("<troupe-plugin-xml {}>{}</troupe-plugin-xml>", declare_prefixes(xml), strip_declaration(xml));
         let wrapper = xmltree::Element::parse(wrapped.as_bytes())
             .map_err(|e| XmlError(format!("plugin XML is malformed: {e}")))?;
         wrapper
@@ -43,10 +44,7 @@ impl PluginXml {
     }
     /// The trimmed text of the first child element `tag`.
     pub fn text(&self, tag: &str) -> Option<String> {
-        self.root
-            .get_child(tag)
-            .and_then(|c| c.get_text())
-            .map(|t| t.trim().to_string())
+        self.root.get_child(tag).and_then(|c| c.get_text()).map(|t| t.trim().to_string())
     }
     /// The first child `tag` parsed as `T`: `Ok(None)` if absent, an error naming the tag
     /// and the text if it does not parse.

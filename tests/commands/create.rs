@@ -16,7 +16,10 @@ const SPHERE: &str = r#"<sdf version="1.9"><model name="sphere"><link name="body
 fn create_makes_a_model_with_its_links_at_the_requested_pose() {
     let mut f = fixture(BOX_WORLD);
     let mut req = sdf(SPHERE);
-    req.pose = Some(msgs::Pose { position: Some(msgs::Vector3d { x: 1.0, y: 2.0, z: 3.0, ..Default::default() }), ..Default::default() });
+    req.pose = Some(msgs::Pose {
+        position: Some(msgs::Vector3d { x: 1.0, y: 2.0, z: 3.0, ..Default::default() }),
+        ..Default::default()
+    });
     let before = f.ecm().entity_count();
     assert!(call(&mut f, "create/blocking", &req).ok());
     let sphere = find(f.ecm(), "sphere").expect("the sphere exists after the blocking call");
@@ -83,7 +86,8 @@ fn create_reads_sdf_files_and_light_messages() {
     let dir = std::env::temp_dir().join(format!("troupe-commands-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("ball")).unwrap();
     std::fs::write(dir.join("ball/model.sdf"), SPHERE.replace("sphere", "ball")).unwrap();
-    let from_dir = EntityFactory { from: Some(From::SdfFilename(dir.join("ball").display().to_string())), ..Default::default() };
+    let from_dir =
+        EntityFactory { from: Some(From::SdfFilename(dir.join("ball").display().to_string())), ..Default::default() };
     assert!(call(&mut f, "create/blocking", &from_dir).ok());
     assert!(find(f.ecm(), "ball/body").is_some());
 
@@ -92,10 +96,15 @@ fn create_reads_sdf_files_and_light_messages() {
         r#type: msgs::light::LightType::Spot as i32,
         intensity: 2.5,
         range: 20.0,
-        pose: Some(msgs::Pose { position: Some(msgs::Vector3d { z: 4.0, ..Default::default() }), ..Default::default() }),
+        pose: Some(msgs::Pose {
+            position: Some(msgs::Vector3d { z: 4.0, ..Default::default() }),
+            ..Default::default()
+        }),
         ..Default::default()
     };
-    assert!(call(&mut f, "create/blocking", &EntityFactory { from: Some(From::Light(light)), ..Default::default() }).ok());
+    assert!(
+        call(&mut f, "create/blocking", &EntityFactory { from: Some(From::Light(light)), ..Default::default() }).ok()
+    );
     let e = find(f.ecm(), "spot1").expect("the light");
     let l = f.ecm().get::<Light>(e).unwrap();
     assert_eq!((l.kind, l.intensity, l.range), (LightKind::Spot, 2.5, 20.0));
@@ -110,7 +119,10 @@ fn create_multiple_answers_the_and_of_its_items() {
     let also = EntityFactory { name: "b".into(), ..sdf(SPHERE) };
     let v = msgs::EntityFactoryV { data: vec![good.clone(), also], ..Default::default() };
     assert!(call(&mut f, "create_multiple/blocking", &v).ok());
-    let v = msgs::EntityFactoryV { data: vec![EntityFactory { name: "c".into(), ..sdf(SPHERE) }, good], ..Default::default() };
+    let v = msgs::EntityFactoryV {
+        data: vec![EntityFactory { name: "c".into(), ..sdf(SPHERE) }, good],
+        ..Default::default()
+    };
     assert!(!call(&mut f, "create_multiple/blocking", &v).ok(), "a exists already");
     let names = top_level_names(f.ecm());
     for n in ["a", "b", "c"] {
@@ -158,14 +170,14 @@ fn remove_takes_top_level_models_and_lights_by_id_or_by_name_and_type() {
     let link = find(f.ecm(), "box/link").unwrap();
     let inner = find(f.ecm(), "box/inner").unwrap();
     let refused = [
-        entity(link.0, "", Type::None),            // a link
-        entity(inner.0, "", Type::None),           // a nested model
-        entity(world(f.ecm()).0, "", Type::None),  // the world
-        entity(999_999, "", Type::None),           // no such entity
-        entity(0, "box", Type::Light),             // box is a model
-        entity(0, "box", Type::Link),              // not a type remove takes by name
-        entity(0, "ghost", Type::Model),           // no such model
-        entity(0, "", Type::Model),                // nothing named
+        entity(link.0, "", Type::None),           // a link
+        entity(inner.0, "", Type::None),          // a nested model
+        entity(world(f.ecm()).0, "", Type::None), // the world
+        entity(999_999, "", Type::None),          // no such entity
+        entity(0, "box", Type::Light),            // box is a model
+        entity(0, "box", Type::Link),             // not a type remove takes by name
+        entity(0, "ghost", Type::Model),          // no such model
+        entity(0, "", Type::Model),               // nothing named
     ];
     for req in &refused {
         assert!(!call(&mut f, "remove/blocking", req).ok(), "{req:?} was accepted");

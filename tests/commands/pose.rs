@@ -48,7 +48,8 @@ fn with_physics_the_physics_system_applies_it_and_user_commands_does_not_again()
     let mut f = troupe::fixture::TestFixture::from_sdf(PHYSICS_WORLD)
         .unwrap()
         .on_update(move |_info, ecm| {
-            let b = ecm.entities_with(&[])
+            let b = ecm
+                .entities_with(&[])
                 .into_iter()
                 .find(|e| ecm.get::<plugin_api::components::Name>(*e).is_some_and(|n| n.0 == "box"))
                 .unwrap();
@@ -75,12 +76,18 @@ fn with_physics_the_physics_system_applies_it_and_user_commands_does_not_again()
 fn set_pose_vector_moves_each_and_bad_entries_answer_false() {
     let mut f = fixture(BOX_WORLD);
     let lamp = find(f.ecm(), "lamp").unwrap();
-    let v = msgs::PoseV { pose: vec![pose_msg(0, "box", 5.0, 0.0, 0.0), pose_msg(lamp.0, "", 0.0, 5.0, 0.0)], ..Default::default() };
+    let v = msgs::PoseV {
+        pose: vec![pose_msg(0, "box", 5.0, 0.0, 0.0), pose_msg(lamp.0, "", 0.0, 5.0, 0.0)],
+        ..Default::default()
+    };
     assert!(call(&mut f, "set_pose_vector/blocking", &v).ok());
     let b = find(f.ecm(), "box").unwrap();
     assert_eq!(f.ecm().get::<Pose>(b).unwrap(), at(5.0, 0.0, 0.0));
     assert_eq!(f.ecm().get::<Pose>(lamp).unwrap(), at(0.0, 5.0, 0.0));
-    let v = msgs::PoseV { pose: vec![pose_msg(0, "box", 6.0, 0.0, 0.0), pose_msg(0, "ghost", 0.0, 0.0, 0.0)], ..Default::default() };
+    let v = msgs::PoseV {
+        pose: vec![pose_msg(0, "box", 6.0, 0.0, 0.0), pose_msg(0, "ghost", 0.0, 0.0, 0.0)],
+        ..Default::default()
+    };
     assert!(!call(&mut f, "set_pose_vector/blocking", &v).ok(), "ghost does not exist");
     assert_eq!(f.ecm().get::<Pose>(b).unwrap(), at(6.0, 0.0, 0.0), "the good entry is still carried out");
 }

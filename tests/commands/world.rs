@@ -25,7 +25,12 @@ fn light_config_updates_the_light_component_by_name_or_id() {
     assert_eq!(l.kind, LightKind::Directional);
     assert_eq!(l.diffuse, [1.0, 0.5, 0.0, 1.0]);
     assert_eq!((l.intensity, l.range, l.cast_shadows), (0.25, 3.0, true));
-    assert!(call(&mut f, "light_config/blocking", &msgs::Light { id: lamp.0 as u32, is_light_off: true, ..Default::default() }).ok());
+    assert!(call(
+        &mut f,
+        "light_config/blocking",
+        &msgs::Light { id: lamp.0 as u32, is_light_off: true, ..Default::default() }
+    )
+    .ok());
     assert!(!f.ecm().get::<Light>(lamp).unwrap().on);
 
     let b = find(f.ecm(), "box").unwrap();
@@ -92,9 +97,18 @@ fn system_add_emits_the_add_system_event_with_the_entity_resolved() {
         .finalize()
         .unwrap();
     let b = find(f.ecm(), "box").unwrap();
-    let plugin = msgs::Plugin { name: "troupe::Template".into(), filename: "troupe_template".into(), innerxml: "<every>5</every>".into(), ..Default::default() };
+    let plugin = msgs::Plugin {
+        name: "troupe::Template".into(),
+        filename: "troupe_template".into(),
+        innerxml: "<every>5</every>".into(),
+        ..Default::default()
+    };
     let req = msgs::EntityPluginV {
-        entity: Some(msgs::Entity { name: "box".into(), r#type: msgs::entity::Type::Model as i32, ..Default::default() }),
+        entity: Some(msgs::Entity {
+            name: "box".into(),
+            r#type: msgs::entity::Type::Model as i32,
+            ..Default::default()
+        }),
         plugins: vec![plugin.clone()],
         ..Default::default()
     };
@@ -106,9 +120,16 @@ fn system_add_emits_the_add_system_event_with_the_entity_resolved() {
     assert_eq!(sent.entity.unwrap().id, b.0, "the name was resolved to the box's id");
     assert_eq!(sent.plugins, vec![plugin.clone()]);
     for bad in [
-        msgs::EntityPluginV { entity: Some(msgs::Entity { id: 999_999, ..Default::default() }), plugins: vec![plugin.clone()], ..Default::default() },
+        msgs::EntityPluginV {
+            entity: Some(msgs::Entity { id: 999_999, ..Default::default() }),
+            plugins: vec![plugin.clone()],
+            ..Default::default()
+        },
         msgs::EntityPluginV { plugins: vec![], ..Default::default() },
-        msgs::EntityPluginV { plugins: vec![msgs::Plugin { name: "x".into(), ..Default::default() }], ..Default::default() },
+        msgs::EntityPluginV {
+            plugins: vec![msgs::Plugin { name: "x".into(), ..Default::default() }],
+            ..Default::default()
+        },
     ] {
         assert!(!call(&mut f, "entity/system/add/blocking", &bad).ok(), "{bad:?} was accepted");
     }
@@ -120,7 +141,8 @@ fn light_config_is_also_a_topic() {
     let mut f = fixture(BOX_WORLD);
     let lamp = find(f.ecm(), "lamp").unwrap();
     let node = f.server().node().clone();
-    let publisher = node.advertise("/world/w/light_config", "gz.msgs.Light", troupe::transport::TopicOptions::default()).unwrap();
+    let publisher =
+        node.advertise("/world/w/light_config", "gz.msgs.Light", troupe::transport::TopicOptions::default()).unwrap();
     let msg = msgs::Light { name: "lamp".into(), intensity: 4.0, range: 2.0, ..Default::default() };
     assert!(node.publish(publisher, &msg.encode_to_vec()).unwrap());
     f.run(1).unwrap();

@@ -28,7 +28,13 @@ fn spawn_move_and_reset_through_the_services() {
     let mut srv = Troupe::sim(&dir).arg(world).arg("-v").arg("3").spawn();
     srv.wait_for_stderr("running world(s) w");
     let listed = Troupe::service(&dir).arg("-l").run();
-    for s in ["/world/w/create", "/world/w/create/blocking", "/world/w/remove/blocking", "/world/w/set_pose/blocking", "/world/w/set_physics"] {
+    for s in [
+        "/world/w/create",
+        "/world/w/create/blocking",
+        "/world/w/remove/blocking",
+        "/world/w/set_pose/blocking",
+        "/world/w/set_physics",
+    ] {
         assert!(listed.stdout.lines().any(|l| l == s), "{s} is not listed:\n{listed}");
     }
 

@@ -12,15 +12,30 @@ const TEMPLATE: &str = "    <plugin filename=\"troupe_template\" name=\"troupe::
 fn empty_config_env_means_no_config_plugins() {
     let tmp = TestDir::new("empty_config_env");
     let file = tmp.write("w.sdf", &world_sdf("w", ""));
-    let out = Troupe::sim(&tmp).env("GZ_SIM_SERVER_CONFIG_PATH", "").args(["-r", "-v", "2", "--iterations", "5"]).arg(&file).run();
+    let out = Troupe::sim(&tmp)
+        .env("GZ_SIM_SERVER_CONFIG_PATH", "")
+        .args(["-r", "-v", "2", "--iterations", "5"])
+        .arg(&file)
+        .run();
     out.assert_code(0).assert_stderr_lacks("not available yet").assert_stderr_lacks("[WARN");
-    let out = Troupe::sim(&tmp).env("GZ_SIM_SERVER_CONFIG_PATH", "").args(["-r", "-v", "3", "--iterations", "5"]).arg(&file).run();
+    let out = Troupe::sim(&tmp)
+        .env("GZ_SIM_SERVER_CONFIG_PATH", "")
+        .args(["-r", "-v", "3", "--iterations", "5"])
+        .arg(&file)
+        .run();
     out.assert_code(0).assert_stderr_lacks("loaded system");
     assert!(!out.stderr.to_lowercase().contains("physics"), "physics mentioned with no config\n{out}");
 
-    let out = Troupe::sim(&tmp).args(["-r", "-v", "3", "--iterations", "5", "--config"]).arg(default_config()).arg(&file).run();
+    let out = Troupe::sim(&tmp)
+        .args(["-r", "-v", "3", "--iterations", "5", "--config"])
+        .arg(default_config())
+        .arg(&file)
+        .run();
     out.assert_code(0);
-    assert!(out.stderr.to_lowercase().contains("physics"), "the default config's physics entry is not mentioned\n{out}");
+    assert!(
+        out.stderr.to_lowercase().contains("physics"),
+        "the default config's physics entry is not mentioned\n{out}"
+    );
 }
 
 /// A config file's world plugin reaches a world that has no plugins of its own, by
@@ -30,13 +45,15 @@ fn config_plugins_reach_the_world() {
     let tmp = TestDir::new("config_plugins");
     let config = tmp.write("recorder.config", &server_config(CONFIG_RECORDER));
     let file = tmp.write("w.sdf", &world_sdf("plain", ""));
-    let by_flag = Troupe::sim(&tmp).args(["-r", "-v", "3", "--iterations", "5", "--config"]).arg(&config).arg(&file).run();
+    let by_flag =
+        Troupe::sim(&tmp).args(["-r", "-v", "3", "--iterations", "5", "--config"]).arg(&config).arg(&file).run();
     by_flag.assert_code(0).assert_stderr_has(&["loaded system testing::Recorder"]);
     let rec = Recorded::read(&tmp, "from_config.txt", &by_flag);
     assert_eq!((rec.world.as_str(), rec.iterations), ("plain", 5));
 
     std::fs::remove_file(tmp.join("from_config.txt")).unwrap();
-    let by_env = Troupe::sim(&tmp).env("GZ_SIM_SERVER_CONFIG_PATH", &config).args(["-r", "--iterations", "6"]).arg(&file).run();
+    let by_env =
+        Troupe::sim(&tmp).env("GZ_SIM_SERVER_CONFIG_PATH", &config).args(["-r", "--iterations", "6"]).arg(&file).run();
     by_env.assert_code(0);
     assert_eq!(Recorded::read(&tmp, "from_config.txt", &by_env).iterations, 6);
 }
@@ -75,7 +92,10 @@ fn policy_can_exclude_config_plugins() {
 
     let policy = "    <gz:policies>\n      <include_server_config_plugins>false</include_server_config_plugins>\n    </gz:policies>";
     let without = run("without.sdf", &format!("{policy}\n{TEMPLATE}"));
-    without.assert_code(0).assert_stderr_has(&["loaded system troupe::Template"]).assert_stderr_lacks("testing::Recorder");
+    without
+        .assert_code(0)
+        .assert_stderr_has(&["loaded system troupe::Template"])
+        .assert_stderr_lacks("testing::Recorder");
     assert!(tmp.read("from_config.txt").is_none(), "the config Recorder ran despite the policy\n{without}");
 
     // The policy only applies when the world names a world plugin: with none, the set loads.
@@ -102,7 +122,10 @@ fn physics_engine_replaces_the_physics_entry() {
     assert!(out.stderr_lines_with("--physics-engine").iter().any(|l| l.contains("replaces")), "{out}");
 
     // Without a physics entry in the config, the engine is added.
-    let out = Troupe::sim(&tmp).args(["-r", "-v", "3", "--iterations", "5", "--physics-engine", "troupe_testing"]).arg(&file).run();
+    let out = Troupe::sim(&tmp)
+        .args(["-r", "-v", "3", "--iterations", "5", "--physics-engine", "troupe_testing"])
+        .arg(&file)
+        .run();
     out.assert_code(0);
     assert_eq!(out.stderr_lines_with("loaded system").len(), 1, "{out}");
 }

@@ -42,7 +42,8 @@ fn id_of(s: &mut Running) -> String {
 fn one_primary_and_three_secondaries_of_the_gz_worlds_run_n_iterations_and_all_exit_0() {
     let Some(worlds) = troupe_test_machine::gz_worlds() else { return };
     let dir = TestDir::new("dist_1p3s");
-    let secondaries: Vec<Running> = (0..3).map(|_| secondary(&dir, &worlds.join("distributed_secondary.sdf")).spawn()).collect();
+    let secondaries: Vec<Running> =
+        (0..3).map(|_| secondary(&dir, &worlds.join("distributed_secondary.sdf")).spawn()).collect();
     let p = primary(&dir, &worlds.join("distributed_primary.sdf"), 3).args(["--iterations", "60"]).run();
     p.assert_code(0).assert_stderr_has(&["all 3 secondaries joined"]);
     assert!(p.stdout.contains("iterations: 60") && p.stdout.contains("stopped after step"), "{p}");
@@ -63,7 +64,12 @@ fn the_one_command_local_run_starts_its_secondaries_and_ends_cleanly() {
     // The primary's summary line and the two secondaries' (they share its stdout).
     assert_eq!(out.stdout.matches("iterations: 40").count(), 3, "{out}");
     // The run's fresh partition leaves no rendezvous directory behind.
-    let partition = out.stderr.split("in partition \"").nth(1).and_then(|r| r.split('"').next()).unwrap_or_else(|| panic!("no partition named\n{out}"));
+    let partition = out
+        .stderr
+        .split("in partition \"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("no partition named\n{out}"));
     let left = troupe::transport::registry::rendezvous_dir(partition);
     assert!(!left.exists(), "{} is left after the run\n{out}", left.display());
 }
@@ -149,7 +155,12 @@ fn a_step_answer_missing_past_the_step_timeout_stops_every_other_process_naming_
     let p = p.wait_within(LOSS_BOUND);
     p.assert_code(1).assert_stderr_has(&[&named, &format!(" pid {pid})"), "no answer within the step timeout"]);
     let s2 = s2.wait_within(LOSS_BOUND);
-    s2.assert_code(1).assert_stderr_has(&[&named, &format!(" pid {pid})"), "no answer within the step timeout", "reported by primary"]);
+    s2.assert_code(1).assert_stderr_has(&[
+        &named,
+        &format!(" pid {pid})"),
+        "no answer within the step timeout",
+        "reported by primary",
+    ]);
     // Resumed, the stopped one finds the run over and ends non-zero too.
     s1.signal("CONT");
     s1.wait_within(LOSS_BOUND).assert_code(1).assert_stderr_has(&["primary p-"]);
@@ -167,7 +178,9 @@ fn a_late_secondary_ends_the_run_for_everyone() {
     late.assert_code(1).assert_stderr_has(&["refused this secondary", "late join"]);
     let p = p.wait_within(LOSS_BOUND);
     p.assert_code(1).assert_stderr_has(&["joined after the run started"]);
-    s1.wait_within(LOSS_BOUND).assert_code(1).assert_stderr_has(&["joined after the run started", "reported by primary"]);
+    s1.wait_within(LOSS_BOUND)
+        .assert_code(1)
+        .assert_stderr_has(&["joined after the run started", "reported by primary"]);
 }
 
 /// The secondary's peer id, from its "asking the primary ... to join" line.
@@ -201,7 +214,11 @@ fn more_secondaries_than_expected_before_the_start_is_an_error_naming_every_one(
     for s in [a, b] {
         // One was admitted and is told by the primary, the other is refused; both name both.
         let out = s.wait_within(LOSS_BOUND);
-        out.assert_code(1).assert_stderr_has(&["more than the 1 expected secondaries asked to join", &named[0], &named[1]]);
+        out.assert_code(1).assert_stderr_has(&[
+            "more than the 1 expected secondaries asked to join",
+            &named[0],
+            &named[1],
+        ]);
     }
 }
 
@@ -234,7 +251,11 @@ fn a_missing_secondary_times_out_naming_who_is_there_and_who_is_missing() {
     let mut s = secondary(&dir, &world).arg("--config").arg(&config).spawn();
     let id = id_of(&mut s);
     let p = p.wait();
-    p.assert_code(1).assert_stderr_has(&["not all secondaries joined", "missing: 1 secondary", &format!("admitted: secondary {id}")]);
+    p.assert_code(1).assert_stderr_has(&[
+        "not all secondaries joined",
+        "missing: 1 secondary",
+        &format!("admitted: secondary {id}"),
+    ]);
     s.wait_within(LOSS_BOUND).assert_code(1).assert_stderr_has(&["not all secondaries joined"]);
     // A secondary with no primary at all gives up after its discovery timeout, saying so.
     let alone = TestDir::new("dist_missing_primary");
@@ -251,24 +272,31 @@ fn a_missing_secondary_times_out_naming_who_is_there_and_who_is_missing() {
 fn bad_roles_and_multi_world_files_are_refused_before_anything_starts() {
     let dir = TestDir::new("dist_bad_roles");
     let world = small_world(&dir, "w.sdf", "box");
-    Troupe::sim(&dir).args(["--network-role", "boss"]).arg(&world).run().assert_code(2).assert_stderr_has(&["--network-role \"boss\""]);
+    Troupe::sim(&dir)
+        .args(["--network-role", "boss"])
+        .arg(&world)
+        .run()
+        .assert_code(2)
+        .assert_stderr_has(&["--network-role \"boss\""]);
     Troupe::sim(&dir)
         .args(["--network-role", "Primary"])
         .arg(&world)
         .run()
         .assert_code(2)
         .assert_stderr_has(&["--network-secondaries N"]);
-    Troupe::sim(&dir).args(["--network-secondaries", "2"]).arg(&world).run().assert_code(2).assert_stderr_has(&["without a role"]);
-    let two = dir.write(
-        "two.sdf",
-        "<?xml version=\"1.0\"?><sdf version=\"1.9\"><world name=\"a\"/><world name=\"b\"/></sdf>",
-    );
     Troupe::sim(&dir)
-        .args(["--network-role", "secondary"])
-        .arg(&two)
+        .args(["--network-secondaries", "2"])
+        .arg(&world)
         .run()
         .assert_code(2)
-        .assert_stderr_has(&["simulates one world", "\"a\"", "\"b\""]);
+        .assert_stderr_has(&["without a role"]);
+    let two = dir
+        .write("two.sdf", "<?xml version=\"1.0\"?><sdf version=\"1.9\"><world name=\"a\"/><world name=\"b\"/></sdf>");
+    Troupe::sim(&dir).args(["--network-role", "secondary"]).arg(&two).run().assert_code(2).assert_stderr_has(&[
+        "simulates one world",
+        "\"a\"",
+        "\"b\"",
+    ]);
 }
 
 #[test]

@@ -10,10 +10,16 @@ fn plugin(filename: &str, name: &str, inner: &str) -> String {
 
 /// `libm` of this machine: a real shared library that is not a Troupe plugin.
 fn libm() -> Option<PathBuf> {
-    let found = ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6", "/usr/lib64/libm.so.6", "/lib/aarch64-linux-gnu/libm.so.6"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file());
+    let found = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib64/libm.so.6",
+        "/usr/lib64/libm.so.6",
+        "/lib/aarch64-linux-gnu/libm.so.6",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file());
     if found.is_none() {
         troupe_test_machine::lacks("no libm.so.6 in the usual places (Debian package libc6)");
     }
@@ -24,7 +30,10 @@ fn libm() -> Option<PathBuf> {
 fn malformed_sdf_names_file_and_line() {
     let tmp = TestDir::new("malformed_sdf");
     // Line 5 closes <world> while <model> (line 4) is open.
-    let file = tmp.write("broken.sdf", "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n<world name=\"w\">\n<model name=\"m\">\n</world>\n</sdf>\n");
+    let file = tmp.write(
+        "broken.sdf",
+        "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n<world name=\"w\">\n<model name=\"m\">\n</world>\n</sdf>\n",
+    );
     let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5"]).arg(&file).run();
     out.assert_error(2, &[&format!("{}:5", file.display())]);
 }
@@ -53,11 +62,17 @@ fn missing_plugin_library_names_library_origin_and_search_path() {
     let extra = tmp.join("my-plugins");
     std::fs::create_dir_all(&extra).unwrap();
     let file = tmp.write("w.sdf", &world_sdf("w", &plugin("troupe_not_there", "x::Missing", "")));
-    let out = Troupe::sim(&tmp).env("TROUPE_SYSTEM_PLUGIN_PATH", &extra).args(["-r", "--iterations", "5"]).arg(&file).run();
+    let out =
+        Troupe::sim(&tmp).env("TROUPE_SYSTEM_PLUGIN_PATH", &extra).args(["-r", "--iterations", "5"]).arg(&file).run();
     let exe_dir = crate::harness::troupe_exe().parent().unwrap().to_path_buf();
     let msg = out.assert_error(
         2,
-        &["troupe_not_there", &format!("{}:4", file.display()), &extra.display().to_string(), &exe_dir.join("deps").display().to_string()],
+        &[
+            "troupe_not_there",
+            &format!("{}:4", file.display()),
+            &extra.display().to_string(),
+            &exe_dir.join("deps").display().to_string(),
+        ],
     );
     let extra_at = msg.find(&extra.display().to_string()).unwrap();
     let deps_at = msg.find(&exe_dir.join("deps").display().to_string()).unwrap();
@@ -97,8 +112,16 @@ fn library_on_the_search_path_that_is_not_a_plugin() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(&libm, dir.join("libnotaplugin.so")).expect("copy libm");
     let file = tmp.write("w.sdf", &world_sdf("w", &plugin("notaplugin", "x::Y", "")));
-    let out = Troupe::sim(&tmp).env("TROUPE_SYSTEM_PLUGIN_PATH", &dir).args(["-r", "--iterations", "5"]).arg(&file).run();
-    out.assert_error(2, &[&dir.join("libnotaplugin.so").display().to_string(), "not a Troupe system plugin", &format!("{}:4", file.display())]);
+    let out =
+        Troupe::sim(&tmp).env("TROUPE_SYSTEM_PLUGIN_PATH", &dir).args(["-r", "--iterations", "5"]).arg(&file).run();
+    out.assert_error(
+        2,
+        &[
+            &dir.join("libnotaplugin.so").display().to_string(),
+            "not a Troupe system plugin",
+            &format!("{}:4", file.display()),
+        ],
+    );
 }
 
 /// A world `<plugin filename>` may be an absolute path to a library file.
@@ -122,8 +145,16 @@ fn text_file_named_like_a_library() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("libbogus.so"), "this is not an ELF file\n").unwrap();
     let file = tmp.write("w.sdf", &world_sdf("w", &plugin("bogus", "x::Y", "")));
-    let out = Troupe::sim(&tmp).env("TROUPE_SYSTEM_PLUGIN_PATH", &dir).args(["-r", "--iterations", "5"]).arg(&file).run();
-    out.assert_error(2, &[&dir.join("libbogus.so").display().to_string(), "cannot open as a shared library", &format!("{}:4", file.display())]);
+    let out =
+        Troupe::sim(&tmp).env("TROUPE_SYSTEM_PLUGIN_PATH", &dir).args(["-r", "--iterations", "5"]).arg(&file).run();
+    out.assert_error(
+        2,
+        &[
+            &dir.join("libbogus.so").display().to_string(),
+            "cannot open as a shared library",
+            &format!("{}:4", file.display()),
+        ],
+    );
 }
 
 /// Malformed config XML, by `--config` and by `GZ_SIM_SERVER_CONFIG_PATH`: file:line.
@@ -148,7 +179,9 @@ fn invalid_server_config_entry_names_file_and_line() {
     let tmp = TestDir::new("invalid_config");
     let config = tmp.write(
         "bad.config",
-        &server_config("    <plugin entity_name=\"*\" entity_type=\"galaxy\" filename=\"troupe_testing\" name=\"testing::Noop\"/>"),
+        &server_config(
+            "    <plugin entity_name=\"*\" entity_type=\"galaxy\" filename=\"troupe_testing\" name=\"testing::Noop\"/>",
+        ),
     );
     let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5", "--config"]).arg(&config).run();
     out.assert_error(2, &[&format!("{}:4", config.display()), "galaxy"]);
@@ -177,7 +210,10 @@ fn misbehaving(tmp: &TestDir, class: &str, phase: &str, at: u64) -> (PathBuf, cr
 fn panic_in_update_fails_the_run() {
     let tmp = TestDir::new("panic_update");
     let (file, out) = misbehaving(&tmp, "testing::Panic", "update", 3);
-    out.assert_error(1, &["testing::Panic", &format!("{}:4", file.display()), "panicked in update", "deliberate panic in update"]);
+    out.assert_error(
+        1,
+        &["testing::Panic", &format!("{}:4", file.display()), "panicked in update", "deliberate panic in update"],
+    );
     out.assert_stderr_has(&["troupe: running world(s) w"]);
 }
 
@@ -186,7 +222,10 @@ fn panic_in_update_fails_the_run() {
 fn panic_in_configure_stops_the_start() {
     let tmp = TestDir::new("panic_configure");
     let (file, out) = misbehaving(&tmp, "testing::Panic", "configure", 1);
-    out.assert_error(2, &["testing::Panic", &format!("{}:4", file.display()), "configure", "deliberate panic in configure"]);
+    out.assert_error(
+        2,
+        &["testing::Panic", &format!("{}:4", file.display()), "configure", "deliberate panic in configure"],
+    );
     out.assert_stderr_lacks("troupe: running world(s)");
 }
 
@@ -196,7 +235,10 @@ fn failure_while_running_fails_the_run() {
     let tmp = TestDir::new("fail_running");
     for phase in ["pre_update", "update", "post_update"] {
         let (_, out) = misbehaving(&tmp, "testing::Fail", phase, 4);
-        out.assert_error(1, &["testing::Fail", &format!("failed in {phase}"), &format!("deliberate failure in {phase}")]);
+        out.assert_error(
+            1,
+            &["testing::Fail", &format!("failed in {phase}"), &format!("deliberate failure in {phase}")],
+        );
     }
 }
 
@@ -204,7 +246,10 @@ fn failure_while_running_fails_the_run() {
 fn failure_in_configure_stops_the_start() {
     let tmp = TestDir::new("fail_configure");
     let (file, out) = misbehaving(&tmp, "testing::Fail", "configure", 1);
-    out.assert_error(2, &["testing::Fail", &format!("{}:4", file.display()), "failed in configure", "deliberate failure in configure"]);
+    out.assert_error(
+        2,
+        &["testing::Fail", &format!("{}:4", file.display()), "failed in configure", "deliberate failure in configure"],
+    );
 }
 
 /// A class the library does not have: the error lists what it offers.
@@ -215,6 +260,13 @@ fn unknown_class_lists_the_library_systems() {
     let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5"]).arg(&file).run();
     out.assert_error(
         2,
-        &["testing::Nope", &format!("{}:4", file.display()), "testing::Noop", "testing::Panic", "testing::Recorder", "testing::Stopper"],
+        &[
+            "testing::Nope",
+            &format!("{}:4", file.display()),
+            "testing::Noop",
+            "testing::Panic",
+            "testing::Recorder",
+            "testing::Stopper",
+        ],
     );
 }

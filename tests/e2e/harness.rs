@@ -180,8 +180,11 @@ impl Troupe {
 
     /// The command line, for messages.
     pub fn describe(&self) -> String {
-        let env: Vec<String> =
-            self.env.iter().map(|(k, v)| format!("{}={:?}", k.to_string_lossy(), v.clone().unwrap_or_default())).collect();
+        let env: Vec<String> = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{}={:?}", k.to_string_lossy(), v.clone().unwrap_or_default()))
+            .collect();
         let args: Vec<String> = self.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         format!("{} troupe {}", env.join(" "), args.join(" ")).trim().to_string()
     }
@@ -334,7 +337,18 @@ impl Drop for Running {
 /// `req_type`, waiting up to 20 s for the answer.
 pub fn call(dir: &TestDir, service: &str, req_type: &str, req: &str) -> crate::output::Output {
     Troupe::service(dir)
-        .args(["-s", service, "--reqtype", req_type, "--reptype", "gz.msgs.Boolean", "--timeout", "20000", "--req", req])
+        .args([
+            "-s",
+            service,
+            "--reqtype",
+            req_type,
+            "--reptype",
+            "gz.msgs.Boolean",
+            "--timeout",
+            "20000",
+            "--req",
+            req,
+        ])
         .run()
 }
 

@@ -2,7 +2,8 @@
 
 use crate::harness::{world_sdf, Recorded, TestDir, Troupe, UNPACED};
 
-const RECORDER: &str = "    <plugin filename=\"troupe_testing\" name=\"testing::Recorder\"><output>recorded.txt</output></plugin>";
+const RECORDER: &str =
+    "    <plugin filename=\"troupe_testing\" name=\"testing::Recorder\"><output>recorded.txt</output></plugin>";
 
 /// `--iterations N` stops at exactly N: the summary says N and the Recorder saw N.
 #[test]

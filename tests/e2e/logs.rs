@@ -15,7 +15,10 @@ fn world(box_z: f64, at: u64, remove_at: u64) -> String {
 }
 
 fn record(dir: &TestDir, world_file: &str, log: &str, iterations: u64) {
-    let out = Troupe::sim(dir).args(["-r", "--iterations", &iterations.to_string(), "--record-path", log]).arg(dir.join(world_file)).run();
+    let out = Troupe::sim(dir)
+        .args(["-r", "--iterations", &iterations.to_string(), "--record-path", log])
+        .arg(dir.join(world_file))
+        .run();
     out.assert_code(0);
     assert!(dir.join(log).is_file(), "no log written\n{out}");
 }
@@ -123,7 +126,10 @@ fn truncated_and_corrupt_logs() {
 fn an_unwritable_record_path_is_an_error() {
     let tmp = TestDir::new("log_unwritable");
     tmp.write("w.sdf", &world(0.5, 3, 7));
-    let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5", "--record-path", "no/such/dir/a.tlog"]).arg(tmp.join("w.sdf")).run();
+    let out = Troupe::sim(&tmp)
+        .args(["-r", "--iterations", "5", "--record-path", "no/such/dir/a.tlog"])
+        .arg(tmp.join("w.sdf"))
+        .run();
     out.assert_error(2, &["cannot record: no/such/dir/a.tlog: "]);
     out.assert_stderr_lacks("troupe: running world(s)");
 }

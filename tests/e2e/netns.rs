@@ -62,7 +62,20 @@ fn build() -> Result<Namespaces, String> {
     }
     for i in 1..=2 {
         let (a, b) = (format!("tp{i}"), format!("ts{i}"));
-        ip(&["link", "add", &a, "netns", &ns("p"), "type", "veth", "peer", "name", &b, "netns", &ns(&format!("s{i}"))])?;
+        ip(&[
+            "link",
+            "add",
+            &a,
+            "netns",
+            &ns("p"),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &b,
+            "netns",
+            &ns(&format!("s{i}")),
+        ])?;
         ip(&["-n", &ns("p"), "addr", "add", &format!("10.231.{i}.1/24"), "dev", &a])?;
         ip(&["-n", &ns(&format!("s{i}")), "addr", "add", &format!("10.231.{i}.2/24"), "dev", &b])?;
         ip(&["-n", &ns("p"), "link", "set", &a, "up"])?;
@@ -79,7 +92,9 @@ fn one_primary_and_two_secondaries_in_namespaces_end_by_heartbeat_timeout_when_a
         return;
     }
     if let Err(e) = ip(&["netns", "add", &probe]) {
-        troupe_test_machine::lacks(format_args!("cannot create network namespaces here (needs root or CAP_SYS_ADMIN): {e}"));
+        troupe_test_machine::lacks(format_args!(
+            "cannot create network namespaces here (needs root or CAP_SYS_ADMIN): {e}"
+        ));
         return;
     }
     let _ = ip(&["netns", "del", &probe]);
@@ -97,7 +112,16 @@ fn one_primary_and_two_secondaries_in_namespaces_end_by_heartbeat_timeout_when_a
     // port chosen by the system.
     let mut p = Troupe::sim(&dir)
         .in_netns(ns_p)
-        .args(["-r", "--network-role", "primary", "--network-secondaries", "2", "--network-listen", "0.0.0.0:0", "--config"])
+        .args([
+            "-r",
+            "--network-role",
+            "primary",
+            "--network-secondaries",
+            "2",
+            "--network-listen",
+            "0.0.0.0:0",
+            "--config",
+        ])
         .arg(&config)
         .arg(&world)
         .spawn();
@@ -121,7 +145,13 @@ fn one_primary_and_two_secondaries_in_namespaces_end_by_heartbeat_timeout_when_a
     let mut s2 = secondary(ns_s2, 2);
     p.wait_for_stderr("stepping");
     s2.wait_for_stderr("enabled by");
-    let s2_id = s2.stderr_so_far().lines().find(|l| l.contains(" admitted by ")).and_then(|l| l.split(' ').nth(2)).unwrap_or_default().to_string();
+    let s2_id = s2
+        .stderr_so_far()
+        .lines()
+        .find(|l| l.contains(" admitted by "))
+        .and_then(|l| l.split(' ').nth(2))
+        .unwrap_or_default()
+        .to_string();
     assert!(s2_id.starts_with("s-"), "{}", s2.stderr_so_far());
 
     // Cut s2's link silently: its end goes down inside its namespace.
@@ -130,10 +160,15 @@ fn one_primary_and_two_secondaries_in_namespaces_end_by_heartbeat_timeout_when_a
     let bound = Duration::from_secs(20);
     let p = p.wait_within(bound);
     // Named with the address its connection comes from, in its own namespace.
-    p.assert_code(1).assert_stderr_has(&[&format!("secondary {s2_id} (tcp://10.231.2.2:"), "no heartbeat within the peer timeout"]);
+    p.assert_code(1)
+        .assert_stderr_has(&[&format!("secondary {s2_id} (tcp://10.231.2.2:"), "no heartbeat within the peer timeout"]);
     s1.wait_within(bound).assert_code(1).assert_stderr_has(&[&format!("secondary {s2_id}"), "reported by primary"]);
     s2.wait_within(bound).assert_code(1).assert_stderr_has(&["primary p-", "no heartbeat within the peer timeout"]);
     drop(nets);
-    let left = Command::new("ip").args(["netns", "list"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let left = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
     assert!(!left.contains(&format!("{PREFIX}{}-", std::process::id())), "namespaces left behind:\n{left}");
 }

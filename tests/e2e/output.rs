@@ -125,7 +125,11 @@ impl Output {
         self.stdout
             .lines()
             .filter(|l| l.starts_with("iterations: "))
-            .map(|l| field_of(l, key).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no number after {key:?} in {l:?}\n{self}")))
+            .map(|l| {
+                field_of(l, key)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| panic!("no number after {key:?} in {l:?}\n{self}"))
+            })
             .collect()
     }
 

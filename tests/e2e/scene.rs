@@ -22,7 +22,18 @@ fn scene_info_and_pose_info_from_the_command_line() {
     }
 
     let scene = Troupe::service(&dir)
-        .args(["-s", "/world/w/scene/info", "--reqtype", "gz.msgs.Empty", "--reptype", "gz.msgs.Scene", "--timeout", "10000", "--req", ""])
+        .args([
+            "-s",
+            "/world/w/scene/info",
+            "--reqtype",
+            "gz.msgs.Empty",
+            "--reptype",
+            "gz.msgs.Scene",
+            "--timeout",
+            "10000",
+            "--req",
+            "",
+        ])
         .run();
     scene.assert_code(0);
     let text = &scene.stdout;
@@ -41,7 +52,18 @@ fn scene_info_and_pose_info_from_the_command_line() {
     }
 
     let out = Troupe::service(&dir)
-        .args(["-s", "/server_control", "--reqtype", "gz.msgs.ServerControl", "--reptype", "gz.msgs.Boolean", "--timeout", "10000", "--req", "stop: true"])
+        .args([
+            "-s",
+            "/server_control",
+            "--reqtype",
+            "gz.msgs.ServerControl",
+            "--reptype",
+            "gz.msgs.Boolean",
+            "--timeout",
+            "10000",
+            "--req",
+            "stop: true",
+        ])
         .run();
     out.assert_code(0);
     srv.wait().assert_code(0);

@@ -28,11 +28,25 @@ fn a_subscriber_at_real_time_receives_every_sample_of_two_seconds() {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !echo.stdout_so_far().contains("marker") {
         assert!(Instant::now() < deadline, "the echo never connected:\n{}", echo.stderr_so_far());
-        Troupe::topic(&dir).args(["-t", TOPIC, "-m", "gz.msgs.IMU", "-p", "entity_name: \"marker\""]).run().assert_code(0);
+        Troupe::topic(&dir)
+            .args(["-t", TOPIC, "-m", "gz.msgs.IMU", "-p", "entity_name: \"marker\""])
+            .run()
+            .assert_code(0);
     }
     // The server's publisher was found before the marker's (it was up first); run.
     let out = Troupe::service(&dir)
-        .args(["-s", "/world/w/control", "--reqtype", "gz.msgs.WorldControl", "--reptype", "gz.msgs.Boolean", "--timeout", "10000", "--req", "pause: false"])
+        .args([
+            "-s",
+            "/world/w/control",
+            "--reqtype",
+            "gz.msgs.WorldControl",
+            "--reptype",
+            "gz.msgs.Boolean",
+            "--timeout",
+            "10000",
+            "--req",
+            "pause: false",
+        ])
         .run();
     out.assert_code(0);
     srv.wait().assert_code(0);

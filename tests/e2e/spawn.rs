@@ -70,7 +70,10 @@ fn removing_the_model_drops_its_system() {
         .unwrap_or_else(|| panic!("no `spawned entity ID` log line\n{out}"));
     let dropped = out.stderr_lines_with("dropped: its entity");
     assert_eq!(dropped.len(), 1, "{out}");
-    assert!(dropped[0].contains("testing::Recorder") && dropped[0].contains(&format!("its entity {spawned_id} ")), "{out}");
+    assert!(
+        dropped[0].contains("testing::Recorder") && dropped[0].contains(&format!("its entity {spawned_id} ")),
+        "{out}"
+    );
 
     let world = Recorded::read(&tmp, "world.txt", &out);
     assert_eq!(world.iterations, 20);
@@ -98,7 +101,8 @@ fn spawned_entities_appear_in_the_world() {
 #[test]
 fn spawned_model_with_missing_library_fails_the_run() {
     let tmp = TestDir::new("spawn_missing_lib");
-    let model = "<model name=\"spawned\"><link name=\"body\"/><plugin filename=\"troupe_not_there\" name=\"x::Gone\"/></model>";
+    let model =
+        "<model name=\"spawned\"><link name=\"body\"/><plugin filename=\"troupe_not_there\" name=\"x::Gone\"/></model>";
     let file = tmp.write("w.sdf", &spawner_world(model, 2, None));
     let out = Troupe::sim(&tmp).args(["-r", "--iterations", "10"]).arg(&file).run();
     out.assert_error(1, &["troupe_not_there", "x::Gone", "not found"]);

@@ -32,7 +32,8 @@ fn diff(dir: &TestDir, flags: &[&str], a: &Path, b: &Path) -> Output {
 fn the_gz_distributed_world_as_1_plus_3_logs_every_performer_as_standalone_bit_for_bit() {
     let Some(worlds) = troupe_test_machine::gz_worlds() else { return };
     let dir = TestDir::new("split_gz_1p3");
-    let secondaries: Vec<Running> = (0..3).map(|_| secondary(&dir, &worlds.join("distributed_secondary.sdf")).spawn()).collect();
+    let secondaries: Vec<Running> =
+        (0..3).map(|_| secondary(&dir, &worlds.join("distributed_secondary.sdf")).spawn()).collect();
     let p = primary(&dir, &worlds.join("distributed_primary.sdf"), 3)
         .args(["-r", "--iterations", "400", "--record-path"])
         .arg(dir.join("primary.tlog"))
@@ -170,14 +171,26 @@ fn pause_step_set_pose_spawn_remove_and_reset_through_the_primary_do_what_they_d
     let both = dir.write("both.config", &server_config(&format!("{PHYSICS}\n{COMMANDS}")));
 
     // Standalone.
-    let mut alone = Troupe::sim(&dir).arg("--config").arg(&both).arg("--record-path").arg(dir.join("standalone.tlog")).arg(&world).spawn();
+    let mut alone = Troupe::sim(&dir)
+        .arg("--config")
+        .arg(&both)
+        .arg("--record-path")
+        .arg(dir.join("standalone.tlog"))
+        .arg(&world)
+        .spawn();
     alone.wait_for_stderr("running world(s) w");
     session(&dir);
     alone.wait_within(BOUND).assert_code(0);
 
     // 1 + 2: the same session, talking to the primary only.
-    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).arg("--config").arg(&phys).spawn()).collect();
-    let mut p = primary(&dir, &world, 2).arg("--config").arg(&commands).arg("--record-path").arg(dir.join("primary.tlog")).spawn();
+    let secondaries: Vec<Running> =
+        (0..2).map(|_| secondary(&dir, &world).arg("--config").arg(&phys).spawn()).collect();
+    let mut p = primary(&dir, &world, 2)
+        .arg("--config")
+        .arg(&commands)
+        .arg("--record-path")
+        .arg(dir.join("primary.tlog"))
+        .spawn();
     p.wait_for_stderr("stepping");
     session(&dir);
     p.wait_within(BOUND).assert_code(0);
@@ -200,7 +213,8 @@ fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary
     let world = boxes_world(&dir);
     let phys = dir.write("physics.config", &server_config(PHYSICS));
     let commands = dir.write("commands.config", &server_config(COMMANDS));
-    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &world).arg("--config").arg(&phys).spawn()).collect();
+    let secondaries: Vec<Running> =
+        (0..2).map(|_| secondary(&dir, &world).arg("--config").arg(&phys).spawn()).collect();
     let mut p = primary(&dir, &world, 2).arg("--config").arg(&commands).spawn();
     p.wait_for_stderr("stepping");
     // The ball carries a system: only the primary reads this SDF, and the system must run
@@ -219,7 +233,11 @@ fn a_dynamic_model_spawned_through_the_primary_becomes_a_performer_one_secondary
     let deadline = Instant::now() + BOUND;
     let mut at = 100;
     while !echo.stdout_so_far().contains("position") {
-        assert!(Instant::now() < deadline, "nothing on /model/ball/pose from the ball's system:\n{}", echo.stderr_so_far());
+        assert!(
+            Instant::now() < deadline,
+            "nothing on /model/ball/pose from the ball's system:\n{}",
+            echo.stderr_so_far()
+        );
         at += 10;
         step(&dir, 10, at);
     }
@@ -277,7 +295,8 @@ fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone()
     // 11 s of simulated time: the two shapes roll down through levels and meet in one (one
     // is handed over to the other's secondary, at step 9539).
     let n = "11000";
-    let secondaries: Vec<Running> = (0..2).map(|_| secondary(&dir, &worlds.join("distributed_levels_secondary.sdf")).spawn()).collect();
+    let secondaries: Vec<Running> =
+        (0..2).map(|_| secondary(&dir, &worlds.join("distributed_levels_secondary.sdf")).spawn()).collect();
     let p = primary(&dir, &worlds.join("distributed_levels_primary.sdf"), 2)
         .args(["-r", "--iterations", n, "--record-path"])
         .arg(dir.join("primary.tlog"))
@@ -288,13 +307,22 @@ fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone()
         let out = s.wait_within(BOUND);
         out.assert_code(0).assert_stderr_lacks("error");
         for line in out.stderr.lines().filter(|l| took(l) && !l.contains("step 1:")) {
-            let step: u64 = line.split("step ").nth(1).and_then(|r| r.split(':').next()).and_then(|v| v.parse().ok()).expect("a step");
+            let step: u64 = line
+                .split("step ")
+                .nth(1)
+                .and_then(|r| r.split(':').next())
+                .and_then(|v| v.parse().ok())
+                .expect("a step");
             handovers.push(step);
         }
     }
     handovers.sort();
     // They meet once and stay in touching levels to the end: one hand-over, no ping-pong.
-    assert_eq!(handovers.len(), 1, "the shapes meet in one level: exactly one hand-over, got them at steps {handovers:?}");
+    assert_eq!(
+        handovers.len(),
+        1,
+        "the shapes meet in one level: exactly one hand-over, got them at steps {handovers:?}"
+    );
     let alone = Troupe::sim(&dir)
         .args(["-r", "--iterations", n, "--record-path"])
         .arg(dir.join("standalone.tlog"))
@@ -306,7 +334,11 @@ fn the_gz_levels_world_as_1_plus_2_hands_shapes_over_and_stays_with_standalone()
     // travel with a performer, so it may differ from there on)...
     let exact = diff(&dir, &["--performers"], &a, &b);
     if let Some(step) = first_difference(&exact) {
-        assert!(step >= handovers[0], "the logs differ at step {step}, before the first hand-over at {}:\n{exact}", handovers[0]);
+        assert!(
+            step >= handovers[0],
+            "the logs differ at step {step}, before the first hand-over at {}:\n{exact}",
+            handovers[0]
+        );
     }
     // ...and the poses stay within 1 mm (and 0.001 per quaternion component) to the end.
     let poses = diff(&dir, &["--performers", "--component", "Pose", "--tolerance", "0.001"], &a, &b);
@@ -327,7 +359,9 @@ fn imu_world(dir: &TestDir) -> PathBuf {
              <buffer>0.5</buffer><ref>{block}</ref></level>"
         )
     };
-    let block = |name: &str, x: f64| format!("<model name=\"{name}\"><static>true</static><pose>{x} 1.5 0.25 0 0 0</pose><link name=\"l\"/></model>");
+    let block = |name: &str, x: f64| {
+        format!("<model name=\"{name}\"><static>true</static><pose>{x} 1.5 0.25 0 0 0</pose><link name=\"l\"/></model>")
+    };
     let body = format!(
         "<physics name=\"rt\" type=\"ode\"><max_step_size>0.001</max_step_size><real_time_factor>1</real_time_factor></physics>\n\
          <plugin filename=\"gz-sim-physics-system\" name=\"gz::sim::systems::Physics\"/>\n\
@@ -354,7 +388,11 @@ fn stamps(text: &str) -> Vec<i64> {
         .map(|chunk| {
             let block = chunk.split('}').next().unwrap_or_default();
             let field = |name: &str| {
-                block.lines().find_map(|l| l.trim().strip_prefix(name)).and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(0)
+                block
+                    .lines()
+                    .find_map(|l| l.trim().strip_prefix(name))
+                    .and_then(|v| v.trim().parse::<i64>().ok())
+                    .unwrap_or(0)
             };
             field("sec:") * 1_000_000_000 + field("nsec:")
         })
@@ -370,7 +408,12 @@ fn assert_imu_without_gap(echo: Running) {
     let t = stamps(&got.stdout);
     assert!(t.len() >= 100, "about 100 samples a second for over a second: {}", t.len());
     for w in t.windows(2) {
-        assert!(w[1] > w[0] && w[1] - w[0] <= 10_000_000, "a gap or a repeat in sim time: {} ns then {} ns", w[0], w[1]);
+        assert!(
+            w[1] > w[0] && w[1] - w[0] <= 10_000_000,
+            "a gap or a repeat in sim time: {} ns then {} ns",
+            w[0],
+            w[1]
+        );
     }
 }
 
@@ -406,7 +449,10 @@ fn an_imu_on_a_performer_handed_over_keeps_publishing_under_its_topic_without_a_
     let deadline = Instant::now() + BOUND;
     while !echo.stdout_so_far().contains("marker") {
         assert!(Instant::now() < deadline, "the echo never connected:\n{}", echo.stderr_so_far());
-        Troupe::topic(&dir).args(["-t", "/imu_a", "-m", "gz.msgs.IMU", "-p", "entity_name: \"marker\""]).run().assert_code(0);
+        Troupe::topic(&dir)
+            .args(["-t", "/imu_a", "-m", "gz.msgs.IMU", "-p", "entity_name: \"marker\""])
+            .run()
+            .assert_code(0);
     }
     call(&dir, "/world/w/control", "gz.msgs.WorldControl", "pause: false");
     wait_until_iteration_at_least(&dir, 500);
@@ -449,7 +495,10 @@ fn an_imu_on_a_spawned_performer_keeps_publishing_without_a_gap_when_it_is_hande
     wait_until_iteration_at_least(&dir, now + 1500);
     let takers = stop_and_collect_takes(&dir, p, secondaries);
     // c is taken twice: when spawned, and by the other secondary when handed over.
-    assert!(takers.len() == 2 && takers[0].0 != takers[1].0, "c spawned on one secondary, handed over to the other: {takers:?}");
+    assert!(
+        takers.len() == 2 && takers[0].0 != takers[1].0,
+        "c spawned on one secondary, handed over to the other: {takers:?}"
+    );
     assert_imu_without_gap(echo);
 }
 

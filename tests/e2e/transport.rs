@@ -20,7 +20,9 @@ fn server(dir: &TestDir, run: bool) -> crate::harness::Running {
 }
 
 fn call(dir: &TestDir, service: &str, req_type: &str, rep_type: &str, req: &str) -> crate::output::Output {
-    Troupe::service(dir).args(["-s", service, "--reqtype", req_type, "--reptype", rep_type, "--timeout", "10000", "--req", req]).run()
+    Troupe::service(dir)
+        .args(["-s", service, "--reqtype", req_type, "--reptype", rep_type, "--timeout", "10000", "--req", req])
+        .run()
 }
 
 fn stop(dir: &TestDir, server: crate::harness::Running) -> crate::output::Output {
@@ -94,7 +96,16 @@ fn bad_requests_are_answered_and_the_server_keeps_running() {
         if nngcat_available() {
             let req = dir.write("garbage.bin", "");
             std::fs::write(&req, b"/world/w/control\0\xff\xff\xff").unwrap();
-            let out = nngcat(&["--req", "--dial", &addr, "--file", req.to_str().unwrap(), "--quoted", "--recv-timeout", "10"]);
+            let out = nngcat(&[
+                "--req",
+                "--dial",
+                &addr,
+                "--file",
+                req.to_str().unwrap(),
+                "--quoted",
+                "--recv-timeout",
+                "10",
+            ]);
             assert!(out.starts_with("\"0"), "a malformed WorldControl is answered false: {out}");
         }
     }
@@ -158,12 +169,25 @@ fn nngcat_calls_a_service_and_subscribes_to_a_topic() {
     let addr = rep_address(&dir, "/gazebo/worlds").expect("the server's address is listed");
     let req = dir.write("worlds.bin", "");
     std::fs::write(&req, b"/gazebo/worlds\0").unwrap();
-    let reply = nngcat(&["--req", "--dial", &addr, "--file", req.to_str().unwrap(), "--quoted", "--recv-timeout", "10"]);
+    let reply =
+        nngcat(&["--req", "--dial", &addr, "--file", req.to_str().unwrap(), "--quoted", "--recv-timeout", "10"]);
     assert_eq!(reply.trim(), "\"1\\x12\\x01w\"", "nngcat's view of the reply");
     // A topic: subscribe to the clock's prefix and take one message.
     let info = Troupe::topic(&dir).args(["-i", "-t", "/world/w/clock"]).run();
-    let pub_addr = info.stdout.lines().skip(1).find_map(|l| l.split(", ").nth(1)).expect("a publisher address").to_string();
-    let msg = nngcat(&["--sub", "--dial", &pub_addr, "--subscribe", "/world/w/clock", "--count", "1", "--quoted", "--recv-timeout", "20"]);
+    let pub_addr =
+        info.stdout.lines().skip(1).find_map(|l| l.split(", ").nth(1)).expect("a publisher address").to_string();
+    let msg = nngcat(&[
+        "--sub",
+        "--dial",
+        &pub_addr,
+        "--subscribe",
+        "/world/w/clock",
+        "--count",
+        "1",
+        "--quoted",
+        "--recv-timeout",
+        "20",
+    ]);
     assert!(msg.starts_with("\"/world/w/clock\\x00gz.msgs.Clock\\x00"), "a clock message as nngcat prints it: {msg}");
     stop(&dir, srv).assert_code(0);
 }
@@ -172,7 +196,8 @@ fn nngcat_calls_a_service_and_subscribes_to_a_topic() {
 fn announced_peer(server: &mut crate::harness::Running) -> String {
     server.wait_for_stderr("reach this server with --peer ");
     let err = server.stderr_so_far();
-    let line = err.lines().find_map(|l| l.split_once("reach this server with --peer ").map(|(_, a)| a.trim().to_string()));
+    let line =
+        err.lines().find_map(|l| l.split_once("reach this server with --peer ").map(|(_, a)| a.trim().to_string()));
     line.expect("the announcement names an address")
 }
 
@@ -209,12 +234,22 @@ fn tools_of_another_machine_reach_a_server_by_its_address() {
 #[test]
 fn bad_and_silent_peers_are_named() {
     let dir = TestDir::new("transport-bad-peer");
-    Troupe::service(&dir).args(["-l", "--peer", "robot.local"]).run().assert_code(2).assert_stderr_has(&["robot.local", "has no port"]);
-    Troupe::topic(&dir).arg("-l").env("TROUPE_PEERS", "ipc:///tmp/x").run().assert_code(2).assert_stderr_has(&["TROUPE_PEERS", "only tcp://"]);
+    Troupe::service(&dir)
+        .args(["-l", "--peer", "robot.local"])
+        .run()
+        .assert_code(2)
+        .assert_stderr_has(&["robot.local", "has no port"]);
+    Troupe::topic(&dir)
+        .arg("-l")
+        .env("TROUPE_PEERS", "ipc:///tmp/x")
+        .run()
+        .assert_code(2)
+        .assert_stderr_has(&["TROUPE_PEERS", "only tcp://"]);
     Troupe::sim(&dir).args(["--transport-port", "7000"]).run().assert_code(2).assert_stderr_has(&["--transport-host"]);
     // A port nobody listens on: taken from the system, then released.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let out = Troupe::service(&dir).args(["-s", "/world/w/control", "--reqtype", "gz.msgs.WorldControl", "--reptype", "gz.msgs.Boolean"])
+    let out = Troupe::service(&dir)
+        .args(["-s", "/world/w/control", "--reqtype", "gz.msgs.WorldControl", "--reptype", "gz.msgs.Boolean"])
         .args(["--req", "pause: true", "--peer", &format!("127.0.0.1:{port}")])
         .run();
     out.assert_stderr_has(&[&format!("peer tcp://127.0.0.1:{port} did not answer")]);

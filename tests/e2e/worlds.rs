@@ -18,14 +18,15 @@ fn every_gz_reference_world_runs_50_iterations() {
     let tmp = TestDir::new("gz_worlds");
     let mut failures = Vec::new();
     for file in &files {
-        let out = Troupe::sim(&tmp)
-            .args(["-r", "--iterations", "50", "--config"])
-            .arg(default_config())
-            .arg(file)
-            .run();
+        let out =
+            Troupe::sim(&tmp).args(["-r", "--iterations", "50", "--config"]).arg(default_config()).arg(file).run();
         let iterations = out.stdout.lines().find(|l| l.starts_with("iterations: ")).map(|_| out.summary_iterations());
         if out.code() != Some(0) || iterations != Some(50) {
-            failures.push(format!("{}: exit {:?}, summary iterations {iterations:?}\n{out}", file.display(), out.code()));
+            failures.push(format!(
+                "{}: exit {:?}, summary iterations {iterations:?}\n{out}",
+                file.display(),
+                out.code()
+            ));
         } else {
             eprintln!("ok: {} ({:.2} s)", file.display(), out.elapsed.as_secs_f64());
         }
@@ -53,7 +54,11 @@ fn demo_world_runs_with_the_template() {
         .arg(default_config())
         .arg(repo_file("worlds/demo.sdf"))
         .run();
-    out.assert_code(0).assert_stderr_has(&["troupe: running world(s) demo", "demo: attached to entity 1", "demo: t = 1.000 s"]);
+    out.assert_code(0).assert_stderr_has(&[
+        "troupe: running world(s) demo",
+        "demo: attached to entity 1",
+        "demo: t = 1.000 s",
+    ]);
     assert_eq!(out.summary_iterations(), 1000, "{out}");
     let loaded = out.stderr_lines_with("loaded system troupe::Template");
     assert_eq!(loaded.len(), 1, "the template is loaded once\n{out}");

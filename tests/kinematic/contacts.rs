@@ -9,7 +9,9 @@ use troupe::ecm::Ecm;
 use troupe::fixture::TestFixture;
 
 fn contacts(ecm: &Ecm, collision: EntityId) -> Vec<Contact> {
-    ecm.get::<ContactSensorData>(collision).unwrap_or_else(|| panic!("collision {collision} has no ContactSensorData")).0
+    ecm.get::<ContactSensorData>(collision)
+        .unwrap_or_else(|| panic!("collision {collision} has no ContactSensorData"))
+        .0
 }
 
 #[test]
@@ -26,13 +28,22 @@ fn overlapping_boxes_report_their_contact_and_separate_ones_do_not() {
     let contact = &of_a[0];
     assert_eq!((contact.collision1, contact.collision2), (a, b));
     let n = contact.positions.len();
-    assert!(n >= 1 && contact.normals.len() == n && contact.depths.len() == n && contact.forces.len() == n, "{contact:?}");
+    assert!(
+        n >= 1 && contact.normals.len() == n && contact.depths.len() == n && contact.forces.len() == n,
+        "{contact:?}"
+    );
     for i in 0..n {
         // box_a spans x -0.5..0.5, box_b 0.4..1.4: 0.1 m deep, pushed apart along x.
         assert!((contact.depths[i] - 0.1).abs() < 1e-9, "{contact:?}");
-        assert!(near(contact.normals[i], Vec3::new(-1.0, 0.0, 0.0), 1e-9), "normal must point from b to a: {contact:?}");
+        assert!(
+            near(contact.normals[i], Vec3::new(-1.0, 0.0, 0.0), 1e-9),
+            "normal must point from b to a: {contact:?}"
+        );
         let p = contact.positions[i];
-        assert!((p.x - 0.45).abs() < 1e-9 && p.z >= -1e-9 && p.z <= 1.0 + 1e-9 && (p.y - 10.0).abs() <= 0.5 + 1e-9, "{p:?}");
+        assert!(
+            (p.x - 0.45).abs() < 1e-9 && p.z >= -1e-9 && p.z <= 1.0 + 1e-9 && (p.y - 10.0).abs() <= 0.5 + 1e-9,
+            "{p:?}"
+        );
         assert_eq!(contact.forces[i], Vec3::ZERO, "a kinematic engine has no contact forces");
     }
     let of_b = contacts(f.ecm(), b);

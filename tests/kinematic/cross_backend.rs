@@ -9,10 +9,7 @@ use plugin_api::Change;
 use troupe::fixture::TestFixture;
 
 /// The physics libraries the world must behave the same on.
-const BACKENDS: &[&str] = &[
-    "troupe_physics_kinematic",
-    "troupe_physics_rapier",
-];
+const BACKENDS: &[&str] = &["troupe_physics_kinematic", "troupe_physics_rapier"];
 
 /// The motion world as written names the kinematic backend.
 const WRITTEN: &str = r#"filename="troupe_physics_kinematic""#;

@@ -216,7 +216,8 @@ fn a_nested_model_rides_with_its_parent_and_moves_on_its_own_when_commanded() {
         })
         .finalize()
         .unwrap();
-    let (carrier, rider, seat) = (find(f.ecm(), "carrier"), find(f.ecm(), "carrier/rider"), find(f.ecm(), "carrier/rider/seat"));
+    let (carrier, rider, seat) =
+        (find(f.ecm(), "carrier"), find(f.ecm(), "carrier/rider"), find(f.ecm(), "carrier/rider/seat"));
     let c0 = f.ecm().get::<Pose>(carrier).unwrap();
     let rider_rel = f.ecm().get::<Pose>(rider).unwrap();
     f.run(500).unwrap();

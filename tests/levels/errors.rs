@@ -42,7 +42,11 @@ fn assert_error(body: &str, needle: &str, what: &str) {
 
 #[test]
 fn a_level_without_a_box_is_an_error() {
-    assert_error(r#"    <level name="nobox"><ref>a</ref></level>"#, "nobox", "<level name=\"nobox\"> has no <geometry><box>");
+    assert_error(
+        r#"    <level name="nobox"><ref>a</ref></level>"#,
+        "nobox",
+        "<level name=\"nobox\"> has no <geometry><box>",
+    );
     assert_error(
         "    <level name=\"round\">\n      <geometry><cylinder><radius>1</radius><length>1</length></cylinder></geometry>\n    </level>",
         "<cylinder>",
@@ -76,7 +80,11 @@ fn a_performer_needs_exactly_one_ref() {
 
 #[test]
 fn a_performer_with_no_geometry_and_no_collision_is_an_error() {
-    assert_error(r#"    <performer name="hollow"><ref>c</ref></performer>"#, "hollow", "gives no <geometry> and its model \"c\" has no <collision>");
+    assert_error(
+        r#"    <performer name="hollow"><ref>c</ref></performer>"#,
+        "hollow",
+        "gives no <geometry> and its model \"c\" has no <collision>",
+    );
 }
 
 #[test]
@@ -105,9 +113,21 @@ fn warnings_leave_the_run_going() {
     let doc = troupe::sdf::parse_str(&text, "<levels test>").expect("warnings only");
     let warnings = doc.warnings.join("\n");
     let at = |needle: &str| format!("<levels test>:{}:", line_of(&text, needle));
-    assert!(warnings.contains(&format!("{} <performer name=\"ghost\">: <ref>nobody</ref> names nothing in the world; the performer is dropped", at("ghost"))), "{warnings}");
-    assert!(warnings.contains(&format!("{} <level name=\"l1\">: negative <buffer> -3 is read as 0", at("<buffer>"))), "{warnings}");
-    assert!(warnings.contains("<level name=\"l1\">: <ref>missing</ref> names nothing in the world; ignored"), "{warnings}");
+    assert!(
+        warnings.contains(&format!(
+            "{} <performer name=\"ghost\">: <ref>nobody</ref> names nothing in the world; the performer is dropped",
+            at("ghost")
+        )),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains(&format!("{} <level name=\"l1\">: negative <buffer> -3 is read as 0", at("<buffer>"))),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("<level name=\"l1\">: <ref>missing</ref> names nothing in the world; ignored"),
+        "{warnings}"
+    );
     let w = &doc.worlds[0];
     assert_eq!(w.performers.len(), 1, "the ghost performer is dropped");
     assert_eq!(w.levels[0].buffer, 0.0);

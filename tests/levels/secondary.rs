@@ -49,7 +49,11 @@ fn only_assigned_levels_load_and_a_new_assignment_applies_at_that_step() {
     // Nothing assigned yet (no LevelAssigned at all): nothing loads, although R1 and R2
     // stand in L1 and R3 in L2 (standalone loads L1 and L2 at the first step).
     let (_, new, _) = step(&mut w);
-    assert_eq!(new, strings(&["M6", "R1", "R2", "R3", "R4"]), "the first step sees what the host created at load, no more");
+    assert_eq!(
+        new,
+        strings(&["M6", "R1", "R2", "R3", "R4"]),
+        "the first step sees what the host created at load, no more"
+    );
     assert_eq!(loaded(&w), Vec::<&str>::new());
     assert_eq!(w.models(), set(&["R1", "R2", "R3", "R4", "M6"]));
     assert!(w.performer_levels("perf1").is_empty(), "a secondary writes no PerformerLevels");

@@ -15,7 +15,8 @@ use troupe::transport::Answer;
 fn set_performer(w: &mut Levels, name: &str) -> bool {
     let node = w.f.server().node().clone();
     let bytes = StringMsg { data: name.into(), ..Default::default() }.encode_to_vec();
-    let handle = std::thread::spawn(move || node.call("/world/default/level/set_performer", &bytes, Duration::from_secs(20)));
+    let handle =
+        std::thread::spawn(move || node.call("/world/default/level/set_performer", &bytes, Duration::from_secs(20)));
     let deadline = Instant::now() + Duration::from_secs(30);
     while !handle.is_finished() {
         assert!(Instant::now() < deadline, "set_performer never answered");
@@ -59,7 +60,11 @@ fn a_model_made_a_performer_loads_levels() {
         .find(|p| ecm.get::<PerformerRef>(*p).is_some_and(|r| r.0 == "R4"))
         .expect("a performer for R4");
     assert_eq!(ecm.parent(perf), w.id("R4"));
-    assert_eq!(ecm.get::<Geometry>(perf), Some(Geometry::Box { size: Vec3::new(1.0, 1.0, 1.0) }), "sized by R4's collision");
+    assert_eq!(
+        ecm.get::<Geometry>(perf),
+        Some(Geometry::Box { size: Vec3::new(1.0, 1.0, 1.0) }),
+        "sized by R4's collision"
+    );
     assert_eq!(w.performer_levels("perf_R4"), ["L2"]);
     w.goto("R4", 100.0, 0.0);
     assert!(!w.level_loaded("L2"));

@@ -43,7 +43,12 @@ pub fn load(text: &str, levels: bool) -> Levels {
 
 /// Loads `text`; the error as text.
 pub fn try_load(text: &str, levels: bool) -> Result<Levels, String> {
-    let opts = ServerOptions { world_text: Some((text.to_string(), "<levels test>".into())), run: true, levels, ..Default::default() };
+    let opts = ServerOptions {
+        world_text: Some((text.to_string(), "<levels test>".into())),
+        run: true,
+        levels,
+        ..Default::default()
+    };
     try_load_with(opts)
 }
 
@@ -51,7 +56,8 @@ pub fn try_load(text: &str, levels: bool) -> Result<Levels, String> {
 /// turns levels on and sets the role systems see), without connecting to any primary: the
 /// test plays the primary's part by marking the assigned levels between steps.
 pub fn load_secondary(text: &str) -> Levels {
-    let mut opts = ServerOptions { world_text: Some((text.to_string(), "<levels test>".into())), run: true, ..Default::default() };
+    let mut opts =
+        ServerOptions { world_text: Some((text.to_string(), "<levels test>".into())), run: true, ..Default::default() };
     opts.network.role = Some("secondary".into());
     try_load_with(opts).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -75,7 +81,9 @@ pub fn try_load_with(opts: ServerOptions) -> Result<Levels, String> {
             Ok(())
         })
         .on_post_update(move |info, ecm| {
-            let names = |ids: Vec<EntityId>| -> Vec<String> { ids.into_iter().filter_map(|e| ecm.get::<Name>(e).map(|n| n.0)).collect() };
+            let names = |ids: Vec<EntityId>| -> Vec<String> {
+                ids.into_iter().filter_map(|e| ecm.get::<Name>(e).map(|n| n.0)).collect()
+            };
             let new = names(ecm.new_entities_with(&[Model::ID]));
             let removed = names(ecm.removed_entities_with(&[Model::ID]));
             if !new.is_empty() || !removed.is_empty() {
@@ -104,7 +112,10 @@ impl Levels {
     /// Names of the loaded top-level models.
     pub fn models(&self) -> BTreeSet<String> {
         let ecm = self.ecm();
-        ecm.children(world(ecm)).filter(|e| ecm.has_component(*e, Model::ID)).filter_map(|e| ecm.get::<Name>(e).map(|n| n.0)).collect()
+        ecm.children(world(ecm))
+            .filter(|e| ecm.has_component(*e, Model::ID))
+            .filter_map(|e| ecm.get::<Name>(e).map(|n| n.0))
+            .collect()
     }
 
     /// The entity of the top-level entity or level named `name`.

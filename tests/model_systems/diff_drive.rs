@@ -59,7 +59,10 @@ fn drives_a_circle_of_radius_v_over_w_and_odometry_follows_the_true_pose() {
     let expected_origin = expected.hypot(AXLE[0]);
     let spread = dist.iter().cloned().fold(0.0, f64::max) - dist.iter().cloned().fold(f64::MAX, f64::min);
     eprintln!("origin circle radius {mean:.4} (expected {expected_origin:.4}), spread {spread:.4}");
-    assert!((mean - expected_origin).abs() < 0.02 * expected_origin, "radius {mean}, expected {expected_origin} within 2 %");
+    assert!(
+        (mean - expected_origin).abs() < 0.02 * expected_origin,
+        "radius {mean}, expected {expected_origin} within 2 %"
+    );
     assert!(spread < 0.02 * expected_origin, "not a circle: the distance to the centre varies by {spread}");
     // The axle midpoint itself runs on the circle of radius v/ω.
     let axle: Vec<[f64; 2]> = track[settled..]
@@ -96,7 +99,12 @@ fn drives_a_circle_of_radius_v_over_w_and_odometry_follows_the_true_pose() {
         worst.0 = worst.0.max((pos.x - rel.x).hypot(pos.y - rel.y));
         worst.1 = worst.1.max(angle_diff(odom_yaw, true_yaw).abs());
     }
-    eprintln!("odometry: worst position error {:.4} m, heading error {:.4} rad over {:.1} m", worst.0, worst.1, 2.0 * PI * expected);
+    eprintln!(
+        "odometry: worst position error {:.4} m, heading error {:.4} rad over {:.1} m",
+        worst.0,
+        worst.1,
+        2.0 * PI * expected
+    );
     // Bound: 2 cm (0.3 % of the 6.3 m driven) in position, 0.01 rad in heading; measured
     // 3.3 mm and 0.003 rad.
     assert!(worst.0 < 0.02, "odometry position off by {} m", worst.0);
@@ -149,16 +157,19 @@ fn bad_parameters_are_all_reported_naming_their_elements() {
              <odom_publish_frequency>inf</odom_publish_frequency><topic>a b</topic>
            </plugin>"#,
     ));
-    assert_mentions(&e, &[
-        "DiffDrive on model \"vehicle_blue\"",
-        "at least one <left_joint> is required",
-        "<right_joint> \"no_such_joint\": the model has no joint of that name",
-        "<wheel_radius> must be greater than 0, found -0.3",
-        "<wheel_separation> must be a number, found \"wide\"",
-        "<min_linear_velocity> 2 is above <max_linear_velocity> 1",
-        "<odom_publish_frequency> must be a finite number",
-        "<topic>: \"a b\" is not a valid topic name",
-    ]);
+    assert_mentions(
+        &e,
+        &[
+            "DiffDrive on model \"vehicle_blue\"",
+            "at least one <left_joint> is required",
+            "<right_joint> \"no_such_joint\": the model has no joint of that name",
+            "<wheel_radius> must be greater than 0, found -0.3",
+            "<wheel_separation> must be a number, found \"wide\"",
+            "<min_linear_velocity> 2 is above <max_linear_velocity> 1",
+            "<odom_publish_frequency> must be a finite number",
+            "<topic>: \"a b\" is not a valid topic name",
+        ],
+    );
 }
 
 #[test]

@@ -102,7 +102,8 @@ fn force_mode_pid_reaches_the_commanded_velocity_within_a_second() {
     f.run(3000).unwrap();
     let t = trace.lock().unwrap().clone();
     let start = t[0].0;
-    let reached = t.iter().find(|(_, v)| (v - 5.0).abs() < 0.1).map(|(s, _)| s - start).expect("reached 5 rad/s within 2 %");
+    let reached =
+        t.iter().find(|(_, v)| (v - 5.0).abs() < 0.1).map(|(s, _)| s - start).expect("reached 5 rad/s within 2 %");
     let settled = t.iter().rev().find(|(_, v)| (v - 5.0).abs() > 0.1).map_or(0.0, |(s, _)| s - start);
     let last = t.last().unwrap().1;
     eprintln!("force mode: within 2 % after {reached:.3} s, stays within after {settled:.3} s, final {last:.4}");
@@ -112,7 +113,8 @@ fn force_mode_pid_reaches_the_commanded_velocity_within_a_second() {
 
 #[test]
 fn disable_braking_lets_a_fast_joint_freewheel_down() {
-    let params = "<use_force_commands>true</use_force_commands><p_gain>0.5</p_gain><i_gain>0</i_gain><cmd_offset>0</cmd_offset>";
+    let params =
+        "<use_force_commands>true</use_force_commands><p_gain>0.5</p_gain><i_gain>0</i_gain><cmd_offset>0</cmd_offset>";
     let mut at = Vec::new();
     for extra in ["", "<disable_braking>true</disable_braking>"] {
         let (mut f, trace) = load(&format!("{params}{extra}<initial_velocity>5</initial_velocity>"));
@@ -138,12 +140,15 @@ fn unknown_joints_and_bad_numbers_are_reported_naming_the_element() {
         r#"<joint name="weld" type="fixed"><parent>world</parent><child>disc</child></joint>"#,
         "",
     ));
-    assert_mentions(&e, &[
-        "JointController on model \"wheel\"",
-        "<joint_name> \"elbow\": the model has no joint of that name",
-        "<joint_name> \"weld\": a fixed joint has no axis to drive",
-        "<p_gain> must be a number, found \"fast\"",
-        "<cmd_min> 2000 is above <cmd_max> 1000",
-        "<use_actuator_msg>",
-    ]);
+    assert_mentions(
+        &e,
+        &[
+            "JointController on model \"wheel\"",
+            "<joint_name> \"elbow\": the model has no joint of that name",
+            "<joint_name> \"weld\": a fixed joint has no axis to drive",
+            "<p_gain> must be a number, found \"fast\"",
+            "<cmd_min> 2000 is above <cmd_max> 1000",
+            "<use_actuator_msg>",
+        ],
+    );
 }

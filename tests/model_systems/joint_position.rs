@@ -92,7 +92,11 @@ fn the_pid_reaches_a_target_past_pi() {
 #[test]
 fn velocity_commands_move_at_the_clamped_speed_and_stop_on_the_target() {
     let target = 1.0;
-    let angles = run("<use_velocity_commands>true</use_velocity_commands><cmd_max>2</cmd_max><cmd_min>-2</cmd_min>", target, 1000);
+    let angles = run(
+        "<use_velocity_commands>true</use_velocity_commands><cmd_max>2</cmd_max><cmd_min>-2</cmd_min>",
+        target,
+        1000,
+    );
     let (overshoot, settle) = response(&angles, target, 0.01);
     eprintln!("direct: overshoot {:.3} %, within 1 % after {settle:.3} s", overshoot * 100.0);
     // At 2 rad/s the 1 rad takes 0.5 s.
@@ -105,12 +109,17 @@ fn velocity_commands_move_at_the_clamped_speed_and_stop_on_the_target() {
 #[test]
 fn unknown_joints_and_bad_numbers_are_reported_naming_the_element() {
     no_default_config();
-    let e = load_error(&world("<joint_name>elbow</joint_name><joint_index>1</joint_index><p_gain>fast</p_gain><i_min>2</i_min>"));
-    assert_mentions(&e, &[
-        "JointPositionController on model \"arm\"",
-        "<joint_name> \"elbow\": the model has no joint of that name",
-        "<joint_index> 1: joint \"hinge\" (revolute) has 1 degree(s) of freedom",
-        "<p_gain> must be a number, found \"fast\"",
-        "<i_min> 2 is above <i_max> 1",
-    ]);
+    let e = load_error(&world(
+        "<joint_name>elbow</joint_name><joint_index>1</joint_index><p_gain>fast</p_gain><i_min>2</i_min>",
+    ));
+    assert_mentions(
+        &e,
+        &[
+            "JointPositionController on model \"arm\"",
+            "<joint_name> \"elbow\": the model has no joint of that name",
+            "<joint_index> 1: joint \"hinge\" (revolute) has 1 degree(s) of freedom",
+            "<p_gain> must be a number, found \"fast\"",
+            "<i_min> 2 is above <i_max> 1",
+        ],
+    );
 }

@@ -84,7 +84,10 @@ fn every_joint_every_step_following_the_known_motions() {
     }
     let last = msgs.last().unwrap();
     assert!((stamp(last) - 2.0).abs() < 1e-9);
-    assert!(last.joint[0].axis1.as_ref().unwrap().position > std::f64::consts::PI, "the accumulated angle, not wrapped");
+    assert!(
+        last.joint[0].axis1.as_ref().unwrap().position > std::f64::consts::PI,
+        "the accumulated angle, not wrapped"
+    );
 }
 
 #[test]
@@ -108,12 +111,15 @@ fn named_joints_on_a_chosen_topic_at_a_rate() {
 fn unknown_joints_and_bad_numbers_are_reported_naming_the_element() {
     no_default_config();
     let e = load_error(&world("<joint_name>elbow</joint_name><update_rate>fast</update_rate><topic>a b</topic>"));
-    assert_mentions(&e, &[
-        "JointStatePublisher on model \"robot\"",
-        "<joint_name> \"elbow\": the model has no joint of that name",
-        "<update_rate> must be a number, found \"fast\"",
-        "<topic>: \"a b\" is not a valid topic name",
-    ]);
+    assert_mentions(
+        &e,
+        &[
+            "JointStatePublisher on model \"robot\"",
+            "<joint_name> \"elbow\": the model has no joint of that name",
+            "<update_rate> must be a number, found \"fast\"",
+            "<topic>: \"a b\" is not a valid topic name",
+        ],
+    );
     let e = load_error(&world("<update_rate>-5</update_rate>"));
     assert!(e.contains("<update_rate> must be 0 (every step) or more, found -5"), "{e}");
 }

@@ -71,11 +71,15 @@ fn tally(msgs: &[PoseMsg]) -> BTreeMap<String, (String, usize)> {
 }
 
 /// Each (child frame, parent frame) published `n` times.
-fn expect<C: ToString, P: ToString>(pairs: impl IntoIterator<Item = (C, P)>, n: usize) -> BTreeMap<String, (String, usize)> {
+fn expect<C: ToString, P: ToString>(
+    pairs: impl IntoIterator<Item = (C, P)>,
+    n: usize,
+) -> BTreeMap<String, (String, usize)> {
     pairs.into_iter().map(|(child, parent)| (child.to_string(), (parent.to_string(), n))).collect()
 }
 
-const LINKS: [(&str, &str); 3] = [("robot::base", "robot"), ("robot::arm", "robot"), ("robot::tool::tip", "robot::tool")];
+const LINKS: [(&str, &str); 3] =
+    [("robot::base", "robot"), ("robot::arm", "robot"), ("robot::tool::tip", "robot::tool")];
 
 #[test]
 fn by_default_every_link_every_step_as_single_poses() {
@@ -88,7 +92,11 @@ fn by_default_every_link_every_step_as_single_poses() {
     // model: turned about the elbow.
     let arm = msgs.iter().rev().find(|m| m.name == "robot::arm").unwrap();
     let ecm = f.ecm();
-    let e = ecm.query(Which::ALL, &[Name::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "arm")).unwrap();
+    let e = ecm
+        .query(Which::ALL, &[Name::ID])
+        .into_iter()
+        .find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "arm"))
+        .unwrap();
     let truth = ecm.get::<Pose>(e).unwrap();
     let q = arm.orientation.as_ref().unwrap();
     assert_eq!((q.x, q.y, q.z, q.w), (truth.rotation.x, truth.rotation.y, truth.rotation.z, truth.rotation.w));
@@ -109,8 +117,9 @@ fn every_frame_option_at_ten_hertz_in_pose_vectors_over_ten_seconds() {
     let msgs = take::<PoseV>(&sub);
     assert_eq!(msgs.len(), 100, "10 Hz over 10 s of sim time");
     let all: Vec<PoseMsg> = msgs.iter().flat_map(|m| m.pose.clone()).collect();
-    let mut want: Vec<(String, String)> =
-        [("robot", "w"), ("robot::tool", "robot"), ("robot::arm::imu", "robot::arm")].map(|(c, p)| (c.into(), p.into())).into();
+    let mut want: Vec<(String, String)> = [("robot", "w"), ("robot::tool", "robot"), ("robot::arm::imu", "robot::arm")]
+        .map(|(c, p)| (c.into(), p.into()))
+        .into();
     for (l, parent) in LINKS {
         want.push((l.into(), parent.into()));
         want.push((format!("{l}::visual"), l.into()));
@@ -139,17 +148,23 @@ fn a_static_publisher_splits_moving_links_from_the_rest_each_at_its_rate() {
     f.run(1000).unwrap();
     // The arm is the elbow's child and not canonical: the only dynamic frame.
     assert_eq!(tally(&take::<PoseMsg>(&dynamic)), expect([("robot::arm", "robot")], 100));
-    assert_eq!(tally(&take::<PoseMsg>(&fixed)), expect([("robot::base", "robot"), ("robot::tool::tip", "robot::tool")], 10));
+    assert_eq!(
+        tally(&take::<PoseMsg>(&fixed)),
+        expect([("robot::base", "robot"), ("robot::tool::tip", "robot::tool")], 10)
+    );
 }
 
 #[test]
 fn bad_options_are_reported_naming_the_element() {
     no_default_config();
     let e = load_error(&world("<publish_link_pose>maybe</publish_link_pose><update_frequency>0</update_frequency><static_update_frequency>x</static_update_frequency>"));
-    assert_mentions(&e, &[
-        "PosePublisher on model \"robot\"",
-        "<publish_link_pose> must be a boolean",
-        "<update_frequency> must not be 0",
-        "<static_update_frequency> must be a number, found \"x\"",
-    ]);
+    assert_mentions(
+        &e,
+        &[
+            "PosePublisher on model \"robot\"",
+            "<publish_link_pose> must be a boolean",
+            "<update_frequency> must not be 0",
+            "<static_update_frequency> must be a number, found \"x\"",
+        ],
+    );
 }

@@ -1,9 +1,9 @@
 //! Loading worlds, talking to the systems' topics while the world steps, reading poses.
 
 use plugin_api::components::World;
-use plugin_api::Component;
 use plugin_api::math::Pose;
 use plugin_api::prost::{Message, Name as MsgName};
+use plugin_api::Component;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use troupe::fixture::TestFixture;

@@ -60,6 +60,16 @@ fn holds_its_velocity_under_load_and_follows_new_commands() {
 #[test]
 fn an_unknown_link_is_an_error_naming_it() {
     no_default_config();
-    let e = load_error(&world().replace("<initial_linear>1 0 0</initial_linear>", "<link_name>wheel</link_name><initial_angular>0 0 x</initial_angular>"));
-    assert_mentions(&e, &["VelocityControl on model \"cart\"", "<link_name> \"wheel\": the model has no link of that name", "<initial_angular> must be three finite numbers"]);
+    let e = load_error(&world().replace(
+        "<initial_linear>1 0 0</initial_linear>",
+        "<link_name>wheel</link_name><initial_angular>0 0 x</initial_angular>",
+    ));
+    assert_mentions(
+        &e,
+        &[
+            "VelocityControl on model \"cart\"",
+            "<link_name> \"wheel\": the model has no link of that name",
+            "<initial_angular> must be three finite numbers",
+        ],
+    );
 }

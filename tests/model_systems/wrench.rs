@@ -28,7 +28,10 @@ const PERSISTENT: &str = "<persistent><entity_name>b::link</entity_name><entity_
 fn wrench_on(name: &str, kind: Type, force: [f64; 3]) -> EntityWrench {
     EntityWrench {
         entity: Some(Entity { name: name.into(), r#type: kind as i32, ..Default::default() }),
-        wrench: Some(Wrench { force: Some(Vector3d { x: force[0], y: force[1], z: force[2], ..Default::default() }), ..Default::default() }),
+        wrench: Some(Wrench {
+            force: Some(Vector3d { x: force[0], y: force[1], z: force[2], ..Default::default() }),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -74,9 +77,17 @@ fn a_persistent_wrench_accelerates_until_cleared() {
         let (time, pose) = t.last().unwrap();
         let expected = -0.5 * time * time;
         eprintln!("persistent: x = {:.5} after {time} s (expected {expected:.5})", pose.position.x);
-        assert!((pose.position.x - expected).abs() < 0.01 * expected.abs(), "x = {}, expected {expected}", pose.position.x);
+        assert!(
+            (pose.position.x - expected).abs() < 0.01 * expected.abs(),
+            "x = {}, expected {expected}",
+            pose.position.x
+        );
     }
-    publish(&mut f, "/world/w/wrench/clear", &Entity { name: "b".into(), r#type: Type::Model as i32, ..Default::default() });
+    publish(
+        &mut f,
+        "/world/w/wrench/clear",
+        &Entity { name: "b".into(), r#type: Type::Model as i32, ..Default::default() },
+    );
     f.run(300).unwrap();
     let t = track.lock().unwrap();
     let n = t.len();
@@ -106,11 +117,14 @@ fn bad_persistent_blocks_are_errors_naming_the_block() {
          <persistent><entity_name>a</entity_name><entity_type>model</entity_type><force>1 two 3</force></persistent>\
          <persistent><force>1 0 0</force></persistent>",
     ));
-    assert_mentions(&e, &[
-        "ApplyLinkWrench",
-        "<persistent> #1: <entity_name>: no link named \"ghost\"",
-        "<persistent> #2: <entity_type> must be link or model, found \"joint\"",
-        "<persistent> #3: <force> must be three finite numbers",
-        "<persistent> #4: <entity_name> and <entity_type> are required",
-    ]);
+    assert_mentions(
+        &e,
+        &[
+            "ApplyLinkWrench",
+            "<persistent> #1: <entity_name>: no link named \"ghost\"",
+            "<persistent> #2: <entity_type> must be link or model, found \"joint\"",
+            "<persistent> #3: <force> must be three finite numbers",
+            "<persistent> #4: <entity_name> and <entity_type> are required",
+        ],
+    );
 }

@@ -35,7 +35,10 @@ fn a_velocity_command_moves_a_model_v_t_dynamic_or_kinematic() {
             .unwrap();
         f.run(1000).unwrap();
         let p = pose(&f, "probe").position;
-        assert!(p.x.abs() < 1e-9 && (p.y - 0.5).abs() < 1e-9 && (p.z - 1.0).abs() < 1e-9, "kinematic {kinematic}: {p:?}");
+        assert!(
+            p.x.abs() < 1e-9 && (p.y - 0.5).abs() < 1e-9 && (p.z - 1.0).abs() < 1e-9,
+            "kinematic {kinematic}: {p:?}"
+        );
     }
 }
 

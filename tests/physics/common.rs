@@ -128,4 +128,3 @@ pub fn test_dir() -> PathBuf {
 pub fn asset(rel: &str) -> String {
     test_dir().join(rel).canonicalize().unwrap_or_else(|e| panic!("{rel}: {e}")).display().to_string()
 }
-

@@ -64,7 +64,8 @@ fn a_box_on_an_incline_slides_when_mu_is_below_tan_angle_and_holds_above() {
 /// `e_ground`; answers the apex height (of the bottom) after the first bounce.
 fn rebound(e_ball: f64, e_ground: f64) -> f64 {
     let r = 0.1;
-    let sdf = world(&(ground(&surface(1.0, e_ground)) + &sphere("ball", "0 0 1.1 0 0 0", r, 1.0, &surface(1.0, e_ball))));
+    let sdf =
+        world(&(ground(&surface(1.0, e_ground)) + &sphere("ball", "0 0 1.1 0 0 0", r, 1.0, &surface(1.0, e_ball))));
     let (mut f, trace) = traced(&sdf, |ecm| model_pose(ecm, "ball").position.z);
     f.run(2500).unwrap();
     let t = trace.lock().unwrap();

@@ -69,7 +69,8 @@ fn the_same_world_gives_bit_identical_poses_run_to_run() {
     };
     let (a, b) = (run(), run());
     let bits = |p: &Pose| {
-        [p.position.x, p.position.y, p.position.z, p.rotation.w, p.rotation.x, p.rotation.y, p.rotation.z].map(f64::to_bits)
+        [p.position.x, p.position.y, p.position.z, p.rotation.w, p.rotation.x, p.rotation.y, p.rotation.z]
+            .map(f64::to_bits)
     };
     for (i, (pa, pb)) in a.iter().zip(&b).enumerate() {
         assert_eq!(bits(pa), bits(pb), "box b{i}: {pa:?} vs {pb:?}");
@@ -105,7 +106,10 @@ fn links_carrying_velocity_and_acceleration_components_get_them_written() {
     let local = ecm.get::<LinearVelocity>(link).unwrap().0;
     let a = ecm.get::<WorldLinearAcceleration>(link).unwrap().0;
     assert!(v.x.abs() < 1e-12 && (v.y - 2.0).abs() < 1e-12 && (v.z + G * 0.5).abs() < 1e-9, "world velocity {v:?}");
-    assert!((local.x - 2.0).abs() < 1e-9 && local.y.abs() < 1e-9 && (local.z + G * 0.5).abs() < 1e-9, "link-frame velocity {local:?}");
+    assert!(
+        (local.x - 2.0).abs() < 1e-9 && local.y.abs() < 1e-9 && (local.z + G * 0.5).abs() < 1e-9,
+        "link-frame velocity {local:?}"
+    );
     assert!(a.x.abs() < 1e-9 && a.y.abs() < 1e-9 && (a.z + G).abs() < 1e-9, "acceleration {a:?}");
     // It started from the velocity its component gave: 1 m sideways in 0.5 s.
     assert!((pose(&f, "ball").position.y - 1.0).abs() < 1e-9);

@@ -37,7 +37,8 @@ fn compose(a: Pose, b: Pose) -> Pose {
 fn mass_centre(ecm: &Ecm) -> Vec3 {
     let parts = centres_of_mass(ecm);
     let m: f64 = parts.iter().map(|p| p.0).sum();
-    let s = parts.iter().fold(Vec3::ZERO, |acc, (mi, c)| Vec3::new(acc.x + mi * c.x, acc.y + mi * c.y, acc.z + mi * c.z));
+    let s =
+        parts.iter().fold(Vec3::ZERO, |acc, (mi, c)| Vec3::new(acc.x + mi * c.x, acc.y + mi * c.y, acc.z + mi * c.z));
     s.scale(1.0 / m)
 }
 
@@ -79,9 +80,10 @@ fn distributed_standalone_shapes_roll_down_the_slope() {
     let normal = Vec3::new(s, 0.0, c);
     let downhill = Vec3::new(c, 0.0, -s);
     let rel = |p: Vec3| Vec3::new(p.x, p.y, p.z + 0.5); // from a point of the plane
-    let (mut f, trace) = traced(&std::fs::read_to_string(dir.join("distributed_standalone.sdf")).unwrap(), move |ecm| {
-        ["sphere", "box", "cylinder"].map(|m| model_pose(ecm, m).position)
-    });
+    let (mut f, trace) =
+        traced(&std::fs::read_to_string(dir.join("distributed_standalone.sdf")).unwrap(), move |ecm| {
+            ["sphere", "box", "cylinder"].map(|m| model_pose(ecm, m).position)
+        });
     f.run(4000).unwrap();
     let t = trace.lock().unwrap();
     let along = |i: usize, k: usize| rel(t[i][k]).dot(downhill);

@@ -1,7 +1,9 @@
 //! Joints: a pendulum's period and energy, a prismatic limit, joint state and commands.
 
 use crate::common::*;
-use plugin_api::components::{JointPosition, JointVelocity, JointVelocityCmd, WorldAngularVelocity, WorldLinearVelocity};
+use plugin_api::components::{
+    JointPosition, JointVelocity, JointVelocityCmd, WorldAngularVelocity, WorldLinearVelocity,
+};
 use plugin_api::math::Vec3;
 use plugin_api::{Change, EcmRead};
 use std::sync::{Arc, Mutex};
@@ -210,7 +212,10 @@ fn a_hanging_pendulum_joint_transmits_the_bobs_weight() {
     // On the child, in the joint frame (here aligned with the world): the hinge holds the
     // bob up against its weight.
     let f = w.force;
-    assert!((f.z - G).abs() < 0.01 * G && f.x.abs() < 1e-6 && f.y.abs() < 1e-6, "transmitted force {f:?} vs (0, 0, {G}) N");
+    assert!(
+        (f.z - G).abs() < 0.01 * G && f.x.abs() < 1e-6 && f.y.abs() < 1e-6,
+        "transmitted force {f:?} vs (0, 0, {G}) N"
+    );
     assert!(w.torque.length() < 1e-3, "a frictionless hinge transmits no torque about anything at rest: {w:?}");
 }
 

@@ -131,5 +131,8 @@ fn a_non_finite_command_is_an_error_naming_it_and_the_entity() {
         .unwrap();
     let e = f.run(10).expect_err("a NaN pose must stop the run").to_string();
     let ball = id(&f, "ball");
-    assert!(e.contains("WorldPoseCmd position") && e.contains("not finite") && e.contains(&format!("entity {ball}")), "{e}");
+    assert!(
+        e.contains("WorldPoseCmd position") && e.contains("not finite") && e.contains(&format!("entity {ball}")),
+        "{e}"
+    );
 }

@@ -174,7 +174,10 @@ fn a_bad_role_stops_loading_with_file_and_line() {
         Err(other) => panic!("expected an SDF error, got {other}"),
         Ok(_) => panic!("a bad role was accepted"),
     }
-    let config = write_config("bad", &CONFIG.replace("<troupe:roles>all</troupe:roles>", "<troupe:roles>everyone</troupe:roles>"));
+    let config = write_config(
+        "bad",
+        &CONFIG.replace("<troupe:roles>all</troupe:roles>", "<troupe:roles>everyone</troupe:roles>"),
+    );
     match Server::load(&options(Some("secondary"), WORLD, config.clone())) {
         Err(e @ ServerError::Config(_)) => {
             let text = e.to_string();

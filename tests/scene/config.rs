@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn bad_rates_warn_naming_the_value_and_keep_the_defaults() {
-    let mut f = fixture("<state_hertz>-5</state_hertz><dynamic_pose_hertz>fast</dynamic_pose_hertz>").finalize().unwrap();
+    let mut f =
+        fixture("<state_hertz>-5</state_hertz><dynamic_pose_hertz>fast</dynamic_pose_hertz>").finalize().unwrap();
     let lines = log_lines();
     let warned = |needle: &str| lines.iter().any(|l| l.starts_with("[WARN]") && l.contains(needle));
     assert!(warned("<state_hertz> is \"-5\", not a positive number; using the default 60"), "{lines:#?}");

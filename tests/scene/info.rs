@@ -24,7 +24,10 @@ fn xyz(p: &Option<Pose>) -> (f64, f64, f64) {
 }
 
 fn model<'a>(models: &'a [Model], name: &str) -> &'a Model {
-    models.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("no model {name} in {:?}", models.iter().map(|m| &m.name).collect::<Vec<_>>()))
+    models
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("no model {name} in {:?}", models.iter().map(|m| &m.name).collect::<Vec<_>>()))
 }
 
 #[test]
@@ -117,7 +120,11 @@ fn a_spawned_model_is_announced_once_and_its_removal_is_announced() {
     assert_eq!(last.model[0].id, id);
     assert_eq!(xyz(&last.model[0].pose), (4.0, 5.0, 6.0));
     assert_eq!(last.model[0].link[0].name, "body");
-    assert_eq!(last.header.as_ref().and_then(|h| h.stamp).map(|t| t.nsec), Some(20_000_000), "stamped with the sim time of its step (1 ms steps)");
+    assert_eq!(
+        last.header.as_ref().and_then(|h| h.stamp).map(|t| t.nsec),
+        Some(20_000_000),
+        "stamped with the sim time of its step (1 ms steps)"
+    );
     let first_lights: Vec<&str> = scenes[0].light.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(first_lights, ["sun"], "the lamp is inside the cart's chassis");
 

@@ -37,7 +37,11 @@ fn dynamic_pose_info_leaves_static_models_out() {
 }
 
 /// Steps as fast as possible for `wall`, answering how many messages each subscription got.
-fn count_over(f: &mut troupe::fixture::TestFixture, subs: &[&troupe::transport::Subscription], wall: Duration) -> (Vec<usize>, f64, u64) {
+fn count_over(
+    f: &mut troupe::fixture::TestFixture,
+    subs: &[&troupe::transport::Subscription],
+    wall: Duration,
+) -> (Vec<usize>, f64, u64) {
     let start = Instant::now();
     let mut steps = 0;
     while start.elapsed() < wall {
@@ -56,6 +60,14 @@ fn pose_topics_are_throttled_by_wall_time() {
     let (counts, elapsed, steps) = count_over(&mut f, &[&all, &dynamic], Duration::from_millis(700));
     assert!(steps > 100, "the world stepped only {steps} times in {elapsed:.2} s");
     // A message at the start, then at most one per period.
-    assert!(counts[0] >= 2 && counts[0] as f64 <= 60.0 * elapsed + 1.0, "pose/info: {} messages in {elapsed:.2} s, {steps} steps", counts[0]);
-    assert!(counts[1] >= 2 && counts[1] as f64 <= 20.0 * elapsed + 1.0, "dynamic_pose/info: {} messages in {elapsed:.2} s", counts[1]);
+    assert!(
+        counts[0] >= 2 && counts[0] as f64 <= 60.0 * elapsed + 1.0,
+        "pose/info: {} messages in {elapsed:.2} s, {steps} steps",
+        counts[0]
+    );
+    assert!(
+        counts[1] >= 2 && counts[1] as f64 <= 20.0 * elapsed + 1.0,
+        "dynamic_pose/info: {} messages in {elapsed:.2} s",
+        counts[1]
+    );
 }

@@ -25,7 +25,11 @@ fn the_service_answers_the_full_state() {
     assert_eq!(state.entities.len() as u64, f.ecm().entity_count() as u64, "every entity");
     assert!(state.has_one_time_component_changes, "a full state delivers every value");
     let ecm = f.ecm();
-    let cart = ecm.query(plugin_api::Which::ALL, &[Name::ID]).into_iter().find(|e| ecm.get::<Name>(*e).unwrap().0 == "cart").unwrap();
+    let cart = ecm
+        .query(plugin_api::Which::ALL, &[Name::ID])
+        .into_iter()
+        .find(|e| ecm.get::<Name>(*e).unwrap().0 == "cart")
+        .unwrap();
     let entry = &state.entities[&cart.0];
     assert_eq!(entry.components[&Name::ID.0].component, Name("cart".into()).to_bytes());
     assert_eq!(entry.components[&Pose::ID.0].component, ecm.get::<Pose>(cart).unwrap().to_bytes());
@@ -102,7 +106,11 @@ fn periodic_changes_go_out_at_state_hertz_and_a_request_resends_the_full_state()
         let x = iteration(m) as f64;
         assert_eq!(pose, Pose::from_xyz_rpy(x, 0.0, 0.0, 0.0, 0.0, 0.0).to_bytes(), "the latest value of its step");
     }
-    assert!(iteration(&got[2]) > iteration(&got[1]) + 1, "throttled: {:?}", got.iter().map(iteration).collect::<Vec<_>>());
+    assert!(
+        iteration(&got[2]) > iteration(&got[1]) + 1,
+        "throttled: {:?}",
+        got.iter().map(iteration).collect::<Vec<_>>()
+    );
     sub.take();
     let _: SerializedStepMap = call(&mut f, "/world/w/state");
     let after: Vec<SerializedStepMap> = decode(&run_until(&mut f, &sub, |g| {
@@ -143,5 +151,8 @@ fn while_paused_the_topic_sends_stats_at_half_the_rate_and_changes_at_once() {
     assert_eq!(now.len(), 1);
     let state = now[0].state.as_ref().expect("the change");
     assert!(state.has_one_time_component_changes);
-    assert!(state.entities.values().any(|e| e.components.get(&Name::ID.0).is_some_and(|c| c.component == Name("spawned".into()).to_bytes())));
+    assert!(state
+        .entities
+        .values()
+        .any(|e| e.components.get(&Name::ID.0).is_some_and(|c| c.component == Name("spawned".into()).to_bytes())));
 }

@@ -70,7 +70,9 @@ pub fn call<M: Message + Default>(f: &mut TestFixture, service: &str) -> M {
         std::thread::sleep(Duration::from_millis(1));
     }
     match caller.join().unwrap() {
-        Ok(Answer::Ok(bytes)) => M::decode(bytes.as_slice()).unwrap_or_else(|e| panic!("{service}: the answer does not decode: {e}")),
+        Ok(Answer::Ok(bytes)) => {
+            M::decode(bytes.as_slice()).unwrap_or_else(|e| panic!("{service}: the answer does not decode: {e}"))
+        }
         other => panic!("{service} answered {other:?}"),
     }
 }

@@ -2,9 +2,9 @@
 
 use crate::common::*;
 use plugin_api::components::LinearVelocityCmd;
+use plugin_api::components::Name;
 use plugin_api::math::Vec3;
 use plugin_api::msgs::{FluidPressure, Magnetometer, NavSat};
-use plugin_api::components::Name;
 use plugin_api::{Change, Component, EcmRead, Which};
 use troupe::fixture::TestFixture;
 use troupe::server::ServerOptions;
@@ -34,7 +34,10 @@ fn a_magnetometer_turned_by_a_yaw_reads_the_field_turned_back() {
     let b = got[0].field_tesla.clone().unwrap();
     // Yawed 90°: the sensor's x is the world's y, its y the world's -x.
     let expect = [2e-5, -1e-5, -3e-5];
-    assert!((b.x - expect[0]).abs() < 1e-15 && (b.y - expect[1]).abs() < 1e-15 && (b.z - expect[2]).abs() < 1e-15, "{b:?}");
+    assert!(
+        (b.x - expect[0]).abs() < 1e-15 && (b.y - expect[1]).abs() < 1e-15 && (b.z - expect[2]).abs() < 1e-15,
+        "{b:?}"
+    );
 }
 
 #[test]
@@ -65,7 +68,11 @@ fn navsat_moving_north_a_known_distance_changes_latitude_by_it() {
     assert_eq!(got.len(), 20);
     let (first, last) = (&got[0], got.last().unwrap());
     let ecm = f.ecm();
-    let rover = ecm.query(Which::ALL, &[Name::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "rover")).unwrap();
+    let rover = ecm
+        .query(Which::ALL, &[Name::ID])
+        .into_iter()
+        .find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "rover"))
+        .unwrap();
     let north = ecm.get::<plugin_api::math::Pose>(rover).unwrap().position.y;
     assert!(north > 19.0, "the rover moved {north} m north");
     // The meridian radius of curvature at 45°: M = a(1-e²)/(1-e² sin²φ)^1.5 = 6367381.8 m.

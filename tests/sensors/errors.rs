@@ -9,7 +9,12 @@ fn bad_sensor_blocks_warn_with_name_and_line_and_are_skipped() {
     let bad = [
         sensor("weird", "sonic_screwdriver", 10.0, ""),
         sensor("backwards", "imu", -5.0, ""),
-        sensor("blind", "gpu_lidar", 10.0, "<lidar><scan><horizontal><samples>10</samples></horizontal></scan></lidar>"),
+        sensor(
+            "blind",
+            "gpu_lidar",
+            10.0,
+            "<lidar><scan><horizontal><samples>10</samples></horizontal></scan></lidar>",
+        ),
         sensor("numb", "contact", 10.0, "<contact/>"),
         sensor("myopic", "logical_camera", 10.0, "<logical_camera><near>1</near></logical_camera>"),
     ]
@@ -32,6 +37,9 @@ fn bad_sensor_blocks_warn_with_name_and_line_and_are_skipped() {
         let at = format!("<sensors test world>:{}", line_of(name));
         let found = lines.iter().find(|l| l.contains(&format!("\"{name}\"")));
         let found = found.unwrap_or_else(|| panic!("no warning names {name}: {lines:#?}"));
-        assert!(found.contains("[WARN]") && found.contains(what) && found.contains(&at), "{name}: {found} (wanted {what} and {at})");
+        assert!(
+            found.contains("[WARN]") && found.contains(what) && found.contains(&at),
+            "{name}: {found} (wanted {what} and {at})"
+        );
     }
 }

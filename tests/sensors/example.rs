@@ -12,8 +12,13 @@ fn the_documented_example_world_publishes_every_sensor() {
     let mut f = TestFixture::from_file(path).unwrap().finalize().unwrap();
     let imu = subscribe(&mut f, "/world/sensors/model/ball/link/link/sensor/imu/imu", "gz.msgs.IMU");
     let bumper = subscribe(&mut f, "/world/sensors/model/ball/link/link/sensor/bumper/contact", "gz.msgs.Contacts");
-    let load_cell = subscribe(&mut f, "/world/sensors/model/crane/joint/cable/sensor/load_cell/forcetorque", "gz.msgs.Wrench");
-    let camera = subscribe(&mut f, "/world/sensors/model/post/link/link/sensor/camera/logical_camera", "gz.msgs.LogicalCameraImage");
+    let load_cell =
+        subscribe(&mut f, "/world/sensors/model/crane/joint/cable/sensor/load_cell/forcetorque", "gz.msgs.Wrench");
+    let camera = subscribe(
+        &mut f,
+        "/world/sensors/model/post/link/link/sensor/camera/logical_camera",
+        "gz.msgs.LogicalCameraImage",
+    );
     let lidar = subscribe(&mut f, "/lidar", "gz.msgs.LaserScan");
     let others = [
         ("/world/sensors/model/ball/link/link/sensor/altimeter/altimeter", "gz.msgs.Altimeter"),

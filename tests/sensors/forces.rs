@@ -18,7 +18,10 @@ fn a_sphere_on_a_box_reports_the_contact_with_names_and_normal() {
     assert_eq!(c.collision1.as_ref().unwrap().name, "ball::link::col");
     assert_eq!(c.collision2.as_ref().unwrap().name, "table::link::col");
     let n = &c.normal[0];
-    assert!(n.x.abs() < 1e-6 && n.y.abs() < 1e-6 && (n.z - 1.0).abs() < 1e-6, "normal from the table up to the ball: {n:?}");
+    assert!(
+        n.x.abs() < 1e-6 && n.y.abs() < 1e-6 && (n.z - 1.0).abs() < 1e-6,
+        "normal from the table up to the ball: {n:?}"
+    );
     let p = &c.position[0];
     assert!(p.x.abs() < 1e-3 && p.y.abs() < 1e-3 && (p.z - 1.0).abs() < 5e-3, "touching at the table's top: {p:?}");
     assert_eq!(first.header.as_ref().unwrap().stamp.unwrap().sec, 1, "still at the last step");
@@ -38,8 +41,12 @@ fn hanging(ft: &str) -> String {
 #[test]
 fn force_torque_under_a_hanging_mass_reads_its_weight_in_the_asked_direction() {
     let child_to_parent = sensor("ft", "force_torque", 10.0, "");
-    let parent_to_child =
-        sensor("ft2", "force_torque", 10.0, "<force_torque><frame>sensor</frame><measure_direction>parent_to_child</measure_direction></force_torque>");
+    let parent_to_child = sensor(
+        "ft2",
+        "force_torque",
+        10.0,
+        "<force_torque><frame>sensor</frame><measure_direction>parent_to_child</measure_direction></force_torque>",
+    );
     let mut f = load(&world("", &hanging(&(child_to_parent + &parent_to_child))));
     let a = subscribe(&mut f, "/world/w/model/pendulum/joint/hinge/sensor/ft/forcetorque", "gz.msgs.Wrench");
     let b = subscribe(&mut f, "/world/w/model/pendulum/joint/hinge/sensor/ft2/forcetorque", "gz.msgs.Wrench");
@@ -48,7 +55,10 @@ fn force_torque_under_a_hanging_mass_reads_its_weight_in_the_asked_direction() {
     assert_eq!((a.len(), b.len()), (10, 10));
     let weight = 2.0 * G;
     let fa = a.last().unwrap().force.clone().unwrap();
-    assert!(fa.x.abs() < 1e-3 && fa.y.abs() < 1e-3 && (fa.z + weight).abs() < 0.01 * weight, "child on parent: the bob pulls down {fa:?}");
+    assert!(
+        fa.x.abs() < 1e-3 && fa.y.abs() < 1e-3 && (fa.z + weight).abs() < 0.01 * weight,
+        "child on parent: the bob pulls down {fa:?}"
+    );
     let fb = b.last().unwrap().force.clone().unwrap();
     assert!((fb.z - weight).abs() < 0.01 * weight, "parent on child: the hinge holds it up {fb:?}");
 }
@@ -63,7 +73,8 @@ fn force_torque_on_a_backend_without_joint_wrenches_warns_once_and_reports_nothi
     let sub = subscribe(&mut f, "/world/w/model/pendulum/joint/hinge/sensor/ft/forcetorque", "gz.msgs.Wrench");
     let got: Vec<Wrench> = run_and_take(&mut f, &sub, 500);
     assert!(got.is_empty(), "{got:?}");
-    let warnings: Vec<String> = log_lines().into_iter().filter(|l| l.contains("does not report joint wrenches")).collect();
+    let warnings: Vec<String> =
+        log_lines().into_iter().filter(|l| l.contains("does not report joint wrenches")).collect();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("\"ft\""), "{warnings:?}");
 }

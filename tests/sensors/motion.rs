@@ -32,9 +32,15 @@ fn an_imu_reads_zero_in_free_fall_and_minus_gravity_at_rest_in_its_own_frame() {
         assert!(a.iter().all(|x| x.abs() < 1e-6), "free fall reads no specific force: {a:?}");
     }
     let a = vec(&resting.last().unwrap().linear_acceleration);
-    assert!(a[0].abs() < 1e-3 && a[1].abs() < 1e-3 && (a[2] - G).abs() < 1e-2, "at rest the IMU reads -g = (0, 0, {G}): {a:?}");
+    assert!(
+        a[0].abs() < 1e-3 && a[1].abs() < 1e-3 && (a[2] - G).abs() < 1e-2,
+        "at rest the IMU reads -g = (0, 0, {G}): {a:?}"
+    );
     let a = vec(&turned.last().unwrap().linear_acceleration);
-    assert!(a[0].abs() < 1e-3 && (a[1] - G).abs() < 1e-2 && a[2].abs() < 1e-3, "turned 90° about x, up is its +y: {a:?}");
+    assert!(
+        a[0].abs() < 1e-3 && (a[1] - G).abs() < 1e-2 && a[2].abs() < 1e-3,
+        "turned 90° about x, up is its +y: {a:?}"
+    );
     let q = turned.last().unwrap().orientation.clone().unwrap();
     let half = std::f64::consts::FRAC_PI_4;
     assert!((q.w - half.cos()).abs() < 1e-6 && (q.x - half.sin()).abs() < 1e-6, "orientation {q:?}");
@@ -51,10 +57,19 @@ fn an_altimeter_reads_the_height_and_speed_of_a_known_fall() {
     let last = got.last().unwrap();
     // The last sample is of the last step: the height physics left in the ECM.
     let ecm = f.ecm();
-    let ball = ecm.query(Which::ALL, &[Model::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "faller")).unwrap();
+    let ball = ecm
+        .query(Which::ALL, &[Model::ID])
+        .into_iter()
+        .find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "faller"))
+        .unwrap();
     let z = ecm.get::<Pose>(ball).unwrap().position.z;
     assert!((last.vertical_reference - 50.0).abs() < 1e-9, "{last:?}");
-    assert!((last.vertical_position - (z - 50.0)).abs() < 1e-9, "read {} m, the ECM says {}", last.vertical_position, z - 50.0);
+    assert!(
+        (last.vertical_position - (z - 50.0)).abs() < 1e-9,
+        "read {} m, the ECM says {}",
+        last.vertical_position,
+        z - 50.0
+    );
     // Velocity grows by g dt every step, exactly: -g t after 1 s.
     assert!((last.vertical_velocity + G).abs() < 1e-6, "{last:?}");
     // Continuous check: ½ g t² within the integrator's error.

@@ -5,20 +5,23 @@ use plugin_api::msgs::{Altimeter, Imu};
 
 #[test]
 fn over_ten_seconds_each_sensor_samples_rate_times_ten_and_nothing_while_paused() {
-    let sensors = [1.0, 30.0, 60.0, 250.0, 1000.0]
-        .iter()
-        .map(|r| sensor(&format!("imu{r}"), "imu", *r, ""))
-        .collect::<String>();
+    let sensors =
+        [1.0, 30.0, 60.0, 250.0, 1000.0].iter().map(|r| sensor(&format!("imu{r}"), "imu", *r, "")).collect::<String>();
     let mut f = load(&world("", &ball("probe", "0 0 1 0 0 0", 0.1, true, &sensors)));
-    let subs: Vec<_> =
-        [1.0, 30.0, 60.0, 250.0, 1000.0].iter().map(|r| (*r, subscribe(&mut f, &topic("probe", "link", &format!("imu{r}"), "imu"), "gz.msgs.IMU"))).collect();
+    let subs: Vec<_> = [1.0, 30.0, 60.0, 250.0, 1000.0]
+        .iter()
+        .map(|r| (*r, subscribe(&mut f, &topic("probe", "link", &format!("imu{r}"), "imu"), "gz.msgs.IMU")))
+        .collect();
     f.run(10_000).unwrap();
     for (rate, sub) in &subs {
         let got: Vec<Imu> = take(sub);
         assert_eq!(got.len() as f64, rate * 10.0, "{rate} Hz over 10 s");
         let stamp = got[0].header.as_ref().unwrap().stamp.unwrap();
         let first_ns = stamp.sec * 1_000_000_000 + stamp.nsec as i64;
-        assert!(first_ns as f64 >= 1e9 / rate - 1e6 && first_ns as f64 <= 1e9 / rate + 1e6, "{rate} Hz: first sample at one period, not {first_ns} ns");
+        assert!(
+            first_ns as f64 >= 1e9 / rate - 1e6 && first_ns as f64 <= 1e9 / rate + 1e6,
+            "{rate} Hz: first sample at one period, not {first_ns} ns"
+        );
     }
     f.runner_mut().clock.paused = true;
     f.run(500).unwrap();

@@ -27,7 +27,10 @@ fn a_logical_camera_sees_exactly_the_models_inside_its_frustum() {
     let seen: Vec<&str> = got[0].model.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(seen, ["ahead", "ahead_left"]);
     let p = got[0].model[1].pose.as_ref().unwrap().position.clone().unwrap();
-    assert!((p.x - 3.0).abs() < 1e-12 && (p.y - 1.0).abs() < 1e-12 && (p.z - 0.2).abs() < 1e-12, "relative to the camera: {p:?}");
+    assert!(
+        (p.x - 3.0).abs() < 1e-12 && (p.y - 1.0).abs() < 1e-12 && (p.z - 0.2).abs() < 1e-12,
+        "relative to the camera: {p:?}"
+    );
 }
 
 /// A lidar at 1 m height sweeping 181 rays over ±90°, a wall whose face is 2.5 m ahead and
@@ -69,7 +72,8 @@ fn lidar_ranges_to_a_wall_and_a_sphere_are_within_the_range_resolution() {
         assert!((row[i] - 2.5 / 30f64.to_radians().cos()).abs() < 0.01, "{}", row[i]);
         // The upper row tilts up 0.1 rad: the wall is further along the ray.
         assert!((s.ranges[362 + 90] - 2.5 / 0.1f64.cos()).abs() < 0.01);
-        let cloud: Vec<PointCloudPacked> = plugin_api::prost::Message::decode(points.take()[0].payload.as_slice()).map(|m| vec![m]).unwrap();
+        let cloud: Vec<PointCloudPacked> =
+            plugin_api::prost::Message::decode(points.take()[0].payload.as_slice()).map(|m| vec![m]).unwrap();
         let c = &cloud[0];
         assert_eq!((c.width, c.height, c.point_step, c.data.len()), (181, 3, 16, 543 * 16));
         let at = |k: usize, o: usize| f32::from_le_bytes(c.data[k * 16 + o..k * 16 + o + 4].try_into().unwrap());
@@ -99,12 +103,18 @@ const OWN_GEOMETRY: &str = "casting rays against the sensors system's own geomet
 #[test]
 fn both_ray_cast_paths_and_the_kinematic_backend_give_the_same_ranges() {
     let (caster, caster_log) = scan_on("gz-sim-physics-system", "");
-    assert!(says(&caster_log, THROUGH_PHYSICS) && !says(&caster_log, OWN_GEOMETRY), "rapier offers a ray caster: {caster_log:?}");
+    assert!(
+        says(&caster_log, THROUGH_PHYSICS) && !says(&caster_log, OWN_GEOMETRY),
+        "rapier offers a ray caster: {caster_log:?}"
+    );
     let (own, own_log) = scan_on("gz-sim-physics-system", "<ray_casts>own</ray_casts>");
     assert!(says(&own_log, OWN_GEOMETRY) && !says(&own_log, THROUGH_PHYSICS), "<ray_casts>own: {own_log:?}");
     let (kinematic, kinematic_log) = scan_on("troupe_physics_kinematic", "<ray_casts>physics</ray_casts>");
     assert!(says(&kinematic_log, OWN_GEOMETRY), "the kinematic backend offers no caster: {kinematic_log:?}");
-    assert!(says(&kinematic_log, "offers no ray caster"), "asking for physics casts without a caster warns: {kinematic_log:?}");
+    assert!(
+        says(&kinematic_log, "offers no ray caster"),
+        "asking for physics casts without a caster warns: {kinematic_log:?}"
+    );
 
     for (name, ranges) in [("rapier's caster", &caster), ("own geometry", &own), ("kinematic backend", &kinematic)] {
         assert_eq!(ranges.len(), 543, "{name}");
@@ -155,7 +165,11 @@ fn the_caster_leaves_out_the_sensors_own_link_and_sees_moved_shapes() {
     for _ in 0..40 {
         let scans: Vec<LaserScan> = run_and_take(&mut f, &sub, 10);
         let ecm = f.ecm();
-        let ball = ecm.query(Which::ALL, &[Name::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "falling")).unwrap();
+        let ball = ecm
+            .query(Which::ALL, &[Name::ID])
+            .into_iter()
+            .find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == "falling"))
+            .unwrap();
         let z = ecm.get::<plugin_api::math::Pose>(ball).unwrap().position.z;
         for s in scans {
             let r = s.ranges[0];

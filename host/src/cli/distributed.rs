@@ -104,7 +104,10 @@ mod tests {
     #[test]
     fn secondaries_get_the_flags_but_not_the_primarys_own() {
         let args: Vec<String> =
-            ["sim", "w.sdf", "--distributed", "3", "--record-path=x.tlog", "--iterations", "5", "-r"].iter().map(|s| s.to_string()).collect();
+            ["sim", "w.sdf", "--distributed", "3", "--record-path=x.tlog", "--iterations", "5", "-r"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         assert_eq!(child_args(&args), ["sim", "w.sdf", "-r", "--network-role", "secondary"]);
     }
 }

@@ -50,12 +50,16 @@ fn diff(args: DiffArgs) -> ExitCode {
         troupe::status!("troupe: error: --tolerance must be a finite number >= 0, got {}", args.tolerance);
         return ExitCode::from(2);
     }
-    match diff_logs_with(&args.a, &args.b, &DiffOptions {
-        tolerance: args.tolerance,
-        performers_only: args.performers,
-        by_iteration: args.by_iteration,
-        components: args.components.clone(),
-    }) {
+    match diff_logs_with(
+        &args.a,
+        &args.b,
+        &DiffOptions {
+            tolerance: args.tolerance,
+            performers_only: args.performers,
+            by_iteration: args.by_iteration,
+            components: args.components.clone(),
+        },
+    ) {
         Ok(report) => {
             print!("{report}");
             if report.identical() {

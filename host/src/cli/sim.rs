@@ -243,7 +243,10 @@ fn run_distributed(server: &mut Server, iterations: Option<u64>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok((_, outcome)) => {
-            troupe::status!("troupe: error: the distributed run failed: {}", troupe::distributed::driver::describe(&outcome));
+            troupe::status!(
+                "troupe: error: the distributed run failed: {}",
+                troupe::distributed::driver::describe(&outcome)
+            );
             ExitCode::from(1)
         }
         Err(e) => {

@@ -75,7 +75,13 @@ fn run_with(node: &Node, args: TopicArgs) -> ExitCode {
         let publishers: Vec<_> = node
             .peers()
             .into_iter()
-            .flat_map(|e| e.topics.iter().filter(|(t, _)| *t == topic).map(|(_, ty)| (e.node.clone(), e.pub_addr.clone(), ty.clone())).collect::<Vec<_>>())
+            .flat_map(|e| {
+                e.topics
+                    .iter()
+                    .filter(|(t, _)| *t == topic)
+                    .map(|(_, ty)| (e.node.clone(), e.pub_addr.clone(), ty.clone()))
+                    .collect::<Vec<_>>()
+            })
             .collect();
         if publishers.is_empty() {
             println!("No publishers on topic [{topic}]");
@@ -116,7 +122,12 @@ fn echo(node: &Node, topic: &str, count: Option<u64>, duration: Option<f64>) -> 
         }
         let Some(msg) = sub.recv_timeout(Duration::from_millis(50)) else { continue };
         if msg.missed > 0 {
-            troupe::status!("troupe topic: {} message(s) of node {} on {topic} were missed before #{}", msg.missed, msg.sender, msg.seq);
+            troupe::status!(
+                "troupe topic: {} message(s) of node {} on {topic} were missed before #{}",
+                msg.missed,
+                msg.sender,
+                msg.seq
+            );
         }
         match text::decode_to_text(&msg.msg_type, &msg.payload) {
             Ok(t) => println!("{t}"),
@@ -132,7 +143,8 @@ fn publish(node: &Node, topic: &str, msg_type: &str, message: &str) -> ExitCode 
         Ok(b) => b,
         Err(e) => return fail(e),
     };
-    let full_type = text::descriptor(msg_type).map(|d| d.full_name().to_string()).unwrap_or_else(|_| msg_type.to_string());
+    let full_type =
+        text::descriptor(msg_type).map(|d| d.full_name().to_string()).unwrap_or_else(|_| msg_type.to_string());
     let publisher = match node.advertise(topic, &full_type, TopicOptions::default()) {
         Ok(p) => p,
         Err(e) => return fail(e),

@@ -109,9 +109,7 @@ pub enum ConfigError {
 }
 
 fn named_by_suffix(named_by: Option<&'static str>) -> String {
-    named_by
-        .map(|n| format!(" (named by {n})"))
-        .unwrap_or_default()
+    named_by.map(|n| format!(" (named by {n})")).unwrap_or_default()
 }
 
 fn list_problems(problems: &[Problem]) -> String {
@@ -166,10 +164,7 @@ pub fn load_config_set(source: &ConfigSource) -> Result<ServerConfigFile, Config
         ConfigSource::EnvironmentEmpty => Ok(ServerConfigFile::default()),
         ConfigSource::Default(p) => match parse::read_and_parse(p, None) {
             Err(ConfigError::NotFound { .. }) => {
-                log::warn!(
-                    "default server config {} not found; using the built-in defaults",
-                    p.display()
-                );
+                log::warn!("default server config {} not found; using the built-in defaults", p.display());
                 parse_server_config_str(DEFAULT_SERVER_CONFIG, BUILT_IN_LABEL)
             }
             other => other,

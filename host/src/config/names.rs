@@ -32,81 +32,25 @@ pub enum SystemName {
 
 /// gz-sim libraries Troupe implements, with their classes and the Troupe library.
 const IMPLEMENTED: &[(&str, &[&str], &str)] = &[
-    (
-        "gz-sim-physics-system",
-        &["Physics"],
-        "troupe_physics_rapier",
-    ),
-    (
-        "gz-sim-user-commands-system",
-        &["UserCommands"],
-        "troupe_user_commands",
-    ),
-    (
-        "gz-sim-scene-broadcaster-system",
-        &["SceneBroadcaster"],
-        "troupe_scene_broadcaster",
-    ),
+    ("gz-sim-physics-system", &["Physics"], "troupe_physics_rapier"),
+    ("gz-sim-user-commands-system", &["UserCommands"], "troupe_user_commands"),
+    ("gz-sim-scene-broadcaster-system", &["SceneBroadcaster"], "troupe_scene_broadcaster"),
     ("gz-sim-sensors-system", &["Sensors"], "troupe_sensors"),
     ("gz-sim-imu-system", &["Imu"], "troupe_sensors"),
-    (
-        "gz-sim-magnetometer-system",
-        &["Magnetometer"],
-        "troupe_sensors",
-    ),
+    ("gz-sim-magnetometer-system", &["Magnetometer"], "troupe_sensors"),
     ("gz-sim-contact-system", &["Contact"], "troupe_sensors"),
     ("gz-sim-altimeter-system", &["Altimeter"], "troupe_sensors"),
-    (
-        "gz-sim-air-pressure-system",
-        &["AirPressure"],
-        "troupe_sensors",
-    ),
+    ("gz-sim-air-pressure-system", &["AirPressure"], "troupe_sensors"),
     ("gz-sim-navsat-system", &["NavSat"], "troupe_sensors"),
-    (
-        "gz-sim-forcetorque-system",
-        &["ForceTorque"],
-        "troupe_sensors",
-    ),
-    (
-        "gz-sim-logical-camera-system",
-        &["LogicalCamera"],
-        "troupe_sensors",
-    ),
-    (
-        "gz-sim-diff-drive-system",
-        &["DiffDrive"],
-        "troupe_diff_drive",
-    ),
-    (
-        "gz-sim-joint-controller-system",
-        &["JointController"],
-        "troupe_joint_controller",
-    ),
-    (
-        "gz-sim-joint-position-controller-system",
-        &["JointPositionController"],
-        "troupe_joint_position_controller",
-    ),
-    (
-        "gz-sim-joint-state-publisher-system",
-        &["JointStatePublisher"],
-        "troupe_joint_state_publisher",
-    ),
-    (
-        "gz-sim-pose-publisher-system",
-        &["PosePublisher"],
-        "troupe_pose_publisher",
-    ),
-    (
-        "gz-sim-apply-link-wrench-system",
-        &["ApplyLinkWrench"],
-        "troupe_apply_link_wrench",
-    ),
-    (
-        "gz-sim-velocity-control-system",
-        &["VelocityControl"],
-        "troupe_velocity_control",
-    ),
+    ("gz-sim-forcetorque-system", &["ForceTorque"], "troupe_sensors"),
+    ("gz-sim-logical-camera-system", &["LogicalCamera"], "troupe_sensors"),
+    ("gz-sim-diff-drive-system", &["DiffDrive"], "troupe_diff_drive"),
+    ("gz-sim-joint-controller-system", &["JointController"], "troupe_joint_controller"),
+    ("gz-sim-joint-position-controller-system", &["JointPositionController"], "troupe_joint_position_controller"),
+    ("gz-sim-joint-state-publisher-system", &["JointStatePublisher"], "troupe_joint_state_publisher"),
+    ("gz-sim-pose-publisher-system", &["PosePublisher"], "troupe_pose_publisher"),
+    ("gz-sim-apply-link-wrench-system", &["ApplyLinkWrench"], "troupe_apply_link_wrench"),
+    ("gz-sim-velocity-control-system", &["VelocityControl"], "troupe_velocity_control"),
 ];
 
 /// Real gz-sim system libraries (Ionic, plus a few newer ones) that Troupe does not
@@ -120,85 +64,43 @@ const UNIMPLEMENTED: &[(&str, &[&str])] = &[
     ("gz-sim-breadcrumbs-system", &["Breadcrumbs"]),
     ("gz-sim-buoyancy-system", &["Buoyancy"]),
     ("gz-sim-buoyancy-engine-system", &["BuoyancyEngine"]),
-    (
-        "gz-sim-camera-video-recorder-system",
-        &["CameraVideoRecorder"],
-    ),
-    (
-        "gz-sim-collada-world-exporter-system",
-        &["ColladaWorldExporter"],
-    ),
+    ("gz-sim-camera-video-recorder-system", &["CameraVideoRecorder"]),
+    ("gz-sim-collada-world-exporter-system", &["ColladaWorldExporter"]),
     ("gz-sim-comms-endpoint-system", &["CommsEndpoint"]),
     ("gz-sim-detachable-joint-system", &["DetachableJoint"]),
-    (
-        "gz-sim-drive-to-pose-controller-system",
-        &["DriveToPoseController"],
-    ),
+    ("gz-sim-drive-to-pose-controller-system", &["DriveToPoseController"]),
     ("gz-sim-dvl-system", &["DopplerVelocityLogSystem"]),
     ("gz-sim-elevator-system", &["Elevator"]),
     ("gz-sim-entity-semantics-system", &[]),
     ("gz-sim-environment-preload-system", &["EnvironmentPreload"]),
-    (
-        "gz-sim-environmental-sensor-system",
-        &["EnvironmentalSystem"],
-    ),
+    ("gz-sim-environmental-sensor-system", &["EnvironmentalSystem"]),
     ("gz-sim-follow-actor-system", &["FollowActor"]),
     ("gz-sim-free-space-explorer-system", &[]),
     ("gz-sim-hydrodynamics-system", &["Hydrodynamics"]),
-    (
-        "gz-sim-joint-trajectory-controller-system",
-        &["JointTrajectoryController"],
-    ),
-    (
-        "gz-sim-kinetic-energy-monitor-system",
-        &["KineticEnergyMonitor"],
-    ),
+    ("gz-sim-joint-trajectory-controller-system", &["JointTrajectoryController"]),
+    ("gz-sim-kinetic-energy-monitor-system", &["KineticEnergyMonitor"]),
     ("gz-sim-label-system", &["Label"]),
     ("gz-sim-lens-flare-system", &["LensFlare"]),
     ("gz-sim-lift-drag-system", &["LiftDrag"]),
-    (
-        "gz-sim-lighter_than_air_dynamics-system",
-        &["LighterThanAirDynamics"],
-    ),
-    (
-        "gz-sim-linearbatteryplugin-system",
-        &["LinearBatteryPlugin"],
-    ),
+    ("gz-sim-lighter_than_air_dynamics-system", &["LighterThanAirDynamics"]),
+    ("gz-sim-linearbatteryplugin-system", &["LinearBatteryPlugin"]),
     ("gz-sim-log-system", &["LogRecord", "LogPlayback"]),
     ("gz-sim-log-video-recorder-system", &["LogVideoRecorder"]),
-    (
-        "gz-sim-logicalaudiosensorplugin-system",
-        &["LogicalAudioSensorPlugin"],
-    ),
+    ("gz-sim-logicalaudiosensorplugin-system", &["LogicalAudioSensorPlugin"]),
     ("gz-sim-lookup-wheel-slip-system", &[]),
     ("gz-sim-mecanum-drive-system", &["MecanumDrive"]),
     ("gz-sim-model-photo-shoot-system", &["ModelPhotoShoot"]),
-    (
-        "gz-sim-multicopter-control-system",
-        &["MulticopterVelocityControl"],
-    ),
-    (
-        "gz-sim-multicopter-motor-model-system",
-        &["MulticopterMotorModel"],
-    ),
+    ("gz-sim-multicopter-control-system", &["MulticopterVelocityControl"]),
+    ("gz-sim-multicopter-motor-model-system", &["MulticopterMotorModel"]),
     ("gz-sim-odometry-publisher-system", &["OdometryPublisher"]),
-    (
-        "gz-sim-opticaltactileplugin-system",
-        &["OpticalTactilePlugin"],
-    ),
+    ("gz-sim-opticaltactileplugin-system", &["OpticalTactilePlugin"]),
     ("gz-sim-particle-emitter-system", &["ParticleEmitter"]),
     ("gz-sim-perfect-comms-system", &["PerfectComms"]),
     ("gz-sim-performer-detector-system", &["PerformerDetector"]),
-    (
-        "gz-sim-python-system-loader-system",
-        &["PythonSystemLoader"],
-    ),
+    ("gz-sim-python-system-loader-system", &["PythonSystemLoader"]),
     ("gz-sim-rf-comms-system", &["RFComms"]),
     ("gz-sim-shader-param-system", &["ShaderParam"]),
-    (
-        "gz-sim-spacecraft-thruster-model-system",
-        &["SpacecraftThrusterModel"],
-    ),
+    ("gz-sim-spacecraft-thruster-model-system", &["SpacecraftThrusterModel"]),
     ("gz-sim-thermal-system", &["Thermal"]),
     ("gz-sim-thermal-sensor-system", &["ThermalSensor"]),
     ("gz-sim-thruster-system", &["Thruster"]),
@@ -294,10 +196,7 @@ pub fn map_system(filename: &str, name: &str) -> SystemName {
     let trimmed = filename.trim();
     let (class, class_allowed) = match trimmed.strip_prefix("static://") {
         Some(class) => (class, true),
-        None => (
-            name,
-            stem.is_empty() || stem == "gz-sim" || stem.starts_with("gz-sim-"),
-        ),
+        None => (name, stem.is_empty() || stem == "gz-sim" || stem.starts_with("gz-sim-")),
     };
     if class_allowed {
         if let Some(found) = gz_class_local(class).and_then(lookup_class) {
@@ -357,10 +256,7 @@ fn library_stem(file: &str) -> String {
             stem = &stem[..i];
         }
     }
-    let stem = stem
-        .strip_prefix("lib")
-        .filter(|s| !s.is_empty())
-        .unwrap_or(stem);
+    let stem = stem.strip_prefix("lib").filter(|s| !s.is_empty()).unwrap_or(stem);
     stem.to_string()
 }
 
@@ -393,26 +289,17 @@ fn lookup_library(stem: &str) -> Option<SystemName> {
     if !stem.starts_with("gz-sim-") {
         return None;
     }
-    if let Some(&(_, _, library)) = IMPLEMENTED
-        .iter()
-        .find(|(gz, _, _)| same_gz_library(gz, stem))
-    {
+    if let Some(&(_, _, library)) = IMPLEMENTED.iter().find(|(gz, _, _)| same_gz_library(gz, stem)) {
         return Some(SystemName::Troupe { library });
     }
-    UNIMPLEMENTED
-        .iter()
-        .find(|(gz, _)| same_gz_library(gz, stem))
-        .map(|&(gz, _)| SystemName::KnownUnimplemented { gz })
+    UNIMPLEMENTED.iter().find(|(gz, _)| same_gz_library(gz, stem)).map(|&(gz, _)| SystemName::KnownUnimplemented { gz })
 }
 
 fn lookup_class(local: &str) -> Option<SystemName> {
     if let Some(&(_, _, library)) = IMPLEMENTED.iter().find(|(_, c, _)| c.contains(&local)) {
         return Some(SystemName::Troupe { library });
     }
-    UNIMPLEMENTED
-        .iter()
-        .find(|(_, c)| c.contains(&local))
-        .map(|&(gz, _)| SystemName::KnownUnimplemented { gz })
+    UNIMPLEMENTED.iter().find(|(_, c)| c.contains(&local)).map(|&(gz, _)| SystemName::KnownUnimplemented { gz })
 }
 
 /// `X` from `gz::sim::systems::X`, `gz::sim::v8::systems::X`,
@@ -425,8 +312,7 @@ fn gz_class_local(name: &str) -> Option<&str> {
         ["gz", "sim", rest @ ..] | ["ignition", "gazebo", rest @ ..] => rest,
         _ => return None,
     };
-    let is_version =
-        |v: &str| v.len() > 1 && v.starts_with('v') && v[1..].chars().all(|c| c.is_ascii_digit());
+    let is_version = |v: &str| v.len() > 1 && v.starts_with('v') && v[1..].chars().all(|c| c.is_ascii_digit());
     let rest = match rest {
         [v, rest @ ..] if is_version(v) => rest,
         _ => rest,

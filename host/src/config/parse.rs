@@ -173,24 +173,13 @@ pub fn parse_server_config_file(path: impl AsRef<Path>) -> Result<ServerConfigFi
 }
 
 /// Reads and parses `path`; `named_by` says who named the file, for the error message.
-pub(crate) fn read_and_parse(
-    path: &Path,
-    named_by: Option<&'static str>,
-) -> Result<ServerConfigFile, ConfigError> {
+pub(crate) fn read_and_parse(path: &Path, named_by: Option<&'static str>) -> Result<ServerConfigFile, ConfigError> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ConfigError::NotFound {
-                path: path.to_path_buf(),
-                named_by,
-            })
+            return Err(ConfigError::NotFound { path: path.to_path_buf(), named_by })
         }
-        Err(source) => {
-            return Err(ConfigError::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
+        Err(source) => return Err(ConfigError::Io { path: path.to_path_buf(), source }),
     };
     let label = path.display().to_string();
     let text = match String::from_utf8(bytes) {
@@ -220,11 +209,7 @@ pub fn parse_server_config_str(text: &str, label: &str) -> Result<ServerConfigFi
 }
 
 /// Parses `text`; relative plugin paths are joined to `base` when given.
-pub(crate) fn parse_with_base(
-    text: &str,
-    label: &str,
-    base: Option<&Path>,
-) -> Result<ServerConfigFile, ConfigError> {
+pub(crate) fn parse_with_base(text: &str, label: &str, base: Option<&Path>) -> Result<ServerConfigFile, ConfigError> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     if body.trim().is_empty() {
         return Ok(ServerConfigFile::default());
@@ -237,19 +222,12 @@ pub(crate) fn parse_with_base(
             message: format!("malformed XML: {}", e.message),
         }],
     })?;
-    let mut v = Validator {
-        doc: &doc,
-        label,
-        base,
-        problems: Vec::new(),
-    };
+    let mut v = Validator { doc: &doc, label, base, problems: Vec::new() };
     let config = v.root();
     if v.problems.is_empty() {
         Ok(config)
     } else {
-        Err(ConfigError::Invalid {
-            problems: v.problems,
-        })
+        Err(ConfigError::Invalid { problems: v.problems })
     }
 }
 
@@ -272,12 +250,7 @@ impl Validator<'_> {
 
     fn problem(&mut self, element: &Element, message: String) {
         let line = self.line(element);
-        self.problems.push(Problem {
-            file: self.label.to_string(),
-            line,
-            column: None,
-            message,
-        });
+        self.problems.push(Problem { file: self.label.to_string(), line, column: None, message });
     }
 
     fn root(&mut self) -> ServerConfigFile {
@@ -286,10 +259,7 @@ impl Validator<'_> {
         let mut config = ServerConfigFile::default();
         if root.prefix.is_some() || root.name != "server_config" {
             let found = qname(root);
-            self.problem(
-                root,
-                format!("the root element is <{found}>, expected <server_config>"),
-            );
+            self.problem(root, format!("the root element is <{found}>, expected <server_config>"));
         }
         self.stray_text(root, "server_config");
         let mut plugins_at: Option<&Element> = None;
@@ -375,10 +345,7 @@ impl Validator<'_> {
                 }
             } else {
                 let name = qname(child);
-                self.problem(
-                    child,
-                    format!("unknown element <{name}> in <plugins> (expected <plugin>)"),
-                );
+                self.problem(child, format!("unknown element <{name}> in <plugins> (expected <plugin>)"));
             }
         }
         out
@@ -389,10 +356,7 @@ impl Validator<'_> {
         let mut values = [""; 4];
         for (slot, attr) in values.iter_mut().zip(REQUIRED) {
             match plugin.attributes.get(attr) {
-                None => self.problem(
-                    plugin,
-                    format!("<plugin> is missing the `{attr}` attribute"),
-                ),
+                None => self.problem(plugin, format!("<plugin> is missing the `{attr}` attribute")),
                 Some(v) if v.trim().is_empty() => {
                     self.problem(plugin, format!("<plugin> has an empty `{attr}` attribute"))
                 }
@@ -404,9 +368,7 @@ impl Validator<'_> {
         if kind.is_none() && !entity_type.is_empty() {
             self.problem(
                 plugin,
-                format!(
-                    "<plugin> has entity_type=\"{entity_type}\"; expected world, model or sensor"
-                ),
+                format!("<plugin> has entity_type=\"{entity_type}\"; expected world, model or sensor"),
             );
         }
         let roles = match super::roles::roles_of_plugin(plugin) {
@@ -478,14 +440,16 @@ impl Validator<'_> {
 
     fn transport(&mut self, element: &Element) -> TransportSpec {
         self.stray_text(element, "transport");
-        let mut spec = TransportSpec { origin: format!("{}:{}", self.label, self.line(element)), ..TransportSpec::default() };
+        let mut spec =
+            TransportSpec { origin: format!("{}:{}", self.label, self.line(element)), ..TransportSpec::default() };
         for child in elements(element) {
             let text = child.get_text().unwrap_or_default().trim().to_string();
             match (child.prefix.as_deref(), child.name.as_str()) {
                 (None, "host") if text.parse::<std::net::IpAddr>().is_ok() => spec.host = Some(text),
-                (None, "host") => {
-                    self.problem(child, format!("<host> is \"{text}\"; expected an IP address to listen on (e.g. 192.168.1.20 or 0.0.0.0)"))
-                }
+                (None, "host") => self.problem(
+                    child,
+                    format!("<host> is \"{text}\"; expected an IP address to listen on (e.g. 192.168.1.20 or 0.0.0.0)"),
+                ),
                 (None, "port") => match text.parse::<u16>() {
                     Ok(p) => spec.port = Some(p),
                     Err(_) => self.problem(child, format!("<port> is \"{text}\"; expected a port number (0 to 65535)")),
@@ -496,7 +460,10 @@ impl Validator<'_> {
                 },
                 _ => {
                     let name = qname(child);
-                    self.problem(child, format!("unknown element <{name}> in <transport> (expected <host>, <port> or <peer>)"));
+                    self.problem(
+                        child,
+                        format!("unknown element <{name}> in <transport> (expected <host>, <port> or <peer>)"),
+                    );
                 }
             }
         }
@@ -508,7 +475,8 @@ impl Validator<'_> {
 
     fn network(&mut self, element: &Element) -> NetworkSpec {
         self.stray_text(element, "network");
-        let mut spec = NetworkSpec { origin: format!("{}:{}", self.label, self.line(element)), ..NetworkSpec::default() };
+        let mut spec =
+            NetworkSpec { origin: format!("{}:{}", self.label, self.line(element)), ..NetworkSpec::default() };
         let mut seen: Vec<(String, u32)> = Vec::new();
         for child in elements(element) {
             let text = child.get_text().unwrap_or_default().trim().to_string();
@@ -524,7 +492,10 @@ impl Validator<'_> {
                 match text.parse::<u64>() {
                     Ok(n) if n > 0 => Some(n),
                     _ => {
-                        v.problem(child, format!("<{name}> is \"{text}\"; expected a whole number of milliseconds, at least 1"));
+                        v.problem(
+                            child,
+                            format!("<{name}> is \"{text}\"; expected a whole number of milliseconds, at least 1"),
+                        );
                         None
                     }
                 }
@@ -572,10 +543,7 @@ impl Validator<'_> {
     fn plugin_path(&mut self, element: &Element) -> Option<PathBuf> {
         for child in elements(element) {
             let name = qname(child);
-            self.problem(
-                child,
-                format!("unexpected element <{name}> in <plugin_path> (expected a directory)"),
-            );
+            self.problem(child, format!("unexpected element <{name}> in <plugin_path> (expected a directory)"));
         }
         let text = element.get_text().unwrap_or_default();
         let dir = text.trim();

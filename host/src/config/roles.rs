@@ -199,9 +199,13 @@ impl SystemKind {
     /// Why the default is what it is, for the log.
     pub fn reason(self) -> &'static str {
         match self {
-            SystemKind::Physics => "physics runs where performers are simulated (secondaries and standalone), not on the primary",
+            SystemKind::Physics => {
+                "physics runs where performers are simulated (secondaries and standalone), not on the primary"
+            }
             SystemKind::Sensors => "sensors run where their performers are simulated (secondaries and standalone)",
-            SystemKind::SceneBroadcaster => "the scene is broadcast by the primary (and standalone), which holds the whole world",
+            SystemKind::SceneBroadcaster => {
+                "the scene is broadcast by the primary (and standalone), which holds the whole world"
+            }
             SystemKind::UserCommands => "user commands go to the primary (and standalone), which forwards them",
             SystemKind::LevelManager => "the level manager runs in every role",
             SystemKind::Attached => {
@@ -242,7 +246,10 @@ pub(crate) fn roles_of_plugin(plugin: &Element) -> Result<Option<RoleSet>, (&Ele
             continue;
         }
         if child.name != "roles" {
-            return Err((child, format!("unknown element <troupe:{}> in <plugin> (the host reads only <troupe:roles>)", child.name)));
+            return Err((
+                child,
+                format!("unknown element <troupe:{}> in <plugin> (the host reads only <troupe:roles>)", child.name),
+            ));
         }
         if found.is_some() {
             return Err((child, "a second <troupe:roles> in one <plugin>".into()));

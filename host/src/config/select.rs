@@ -113,9 +113,7 @@ pub fn select_systems(
 
     if world_level.is_empty() {
         if !config.is_empty() {
-            out.notes.push(
-                "no systems loaded from the world file; loading the server config plugins".into(),
-            );
+            out.notes.push("no systems loaded from the world file; loading the server config plugins".into());
         }
     } else if !include_server_config_plugins {
         if !config.is_empty() {
@@ -144,8 +142,7 @@ pub fn select_systems(
             EntityType::Model => Target::Model(c.entity_name.clone()),
             EntityType::Sensor => Target::Sensor(c.entity_name.clone()),
         };
-        let world_name = (c.entity_type == EntityType::World && c.entity_name != "*")
-            .then(|| c.entity_name.clone());
+        let world_name = (c.entity_type == EntityType::World && c.entity_name != "*").then(|| c.entity_name.clone());
         let candidate = Candidate {
             filename: &c.filename,
             name: &c.name,
@@ -180,15 +177,11 @@ impl Candidate<'_> {
             SystemName::Troupe { library } => (library.to_string(), normalise_class(self.name)),
             SystemName::KnownUnimplemented { gz } => {
                 if unimplemented_seen.insert(gz) {
-                    out.skipped_unimplemented
-                        .push((gz.to_string(), self.origin.to_string()));
+                    out.skipped_unimplemented.push((gz.to_string(), self.origin.to_string()));
                 }
                 return;
             }
-            SystemName::NotGz => (
-                normalise_library(self.filename),
-                self.name.trim().to_string(),
-            ),
+            SystemName::NotGz => (normalise_library(self.filename), self.name.trim().to_string()),
         };
         out.load.push(Selected {
             library,
@@ -206,21 +199,14 @@ impl Candidate<'_> {
 /// Notes world-level selections that load the same Troupe library more than once (e.g.
 /// `gz-sim-imu-system` and `gz-sim-sensors-system`, both `troupe_sensors`).
 fn note_shared_libraries(out: &mut Selection) {
-    let world: Vec<&Selected> = out
-        .load
-        .iter()
-        .filter(|s| s.target == Target::World)
-        .collect();
+    let world: Vec<&Selected> = out.load.iter().filter(|s| s.target == Target::World).collect();
     let mut reported = HashSet::new();
     for (i, a) in world.iter().enumerate() {
         if !a.library.starts_with("troupe_") || reported.contains(&a.library) {
             continue;
         }
-        let origins: Vec<&str> = world[i..]
-            .iter()
-            .filter(|b| b.library == a.library)
-            .map(|b| b.origin.as_str())
-            .collect();
+        let origins: Vec<&str> =
+            world[i..].iter().filter(|b| b.library == a.library).map(|b| b.origin.as_str()).collect();
         if origins.len() > 1 {
             reported.insert(a.library.clone());
             out.notes.push(format!(
@@ -242,16 +228,10 @@ pub fn priority_from_xml(xml: &str) -> Result<Option<i32>, String> {
     if xml.trim().is_empty() {
         return Ok(None);
     }
-    let root = parse_element_lenient(xml).map_err(|e| {
-        format!(
-            "cannot read plugin XML (line {}, column {}): {}",
-            e.line, e.column, e.message
-        )
-    })?;
+    let root = parse_element_lenient(xml)
+        .map_err(|e| format!("cannot read plugin XML (line {}, column {}): {}", e.line, e.column, e.message))?;
     let element = root.children.iter().find_map(|n| match n {
-        XMLNode::Element(e) if e.prefix.as_deref() == Some("gz") && e.name == "system_priority" => {
-            Some(e)
-        }
+        XMLNode::Element(e) if e.prefix.as_deref() == Some("gz") && e.name == "system_priority" => Some(e),
         _ => None,
     });
     let Some(element) = element else {
@@ -259,7 +239,8 @@ pub fn priority_from_xml(xml: &str) -> Result<Option<i32>, String> {
     };
     let text = element.get_text().unwrap_or_default();
     let value = text.trim();
-    value.parse::<i32>().map(Some).map_err(|_| {
-        format!("<gz:system_priority> must be a signed 32-bit integer, found \"{value}\"")
-    })
+    value
+        .parse::<i32>()
+        .map(Some)
+        .map_err(|_| format!("<gz:system_priority> must be a signed 32-bit integer, found \"{value}\""))
 }

@@ -161,13 +161,9 @@ pub fn assign(membership: &Membership, previous: &Membership, owners: &Owners, s
         // Criterion (1): every secondary gets a group. One "witness" group per secondary is
         // matched at its extra cost over that group's best secondary; every other group
         // takes its best secondary (costs are distinct per secondary, so best is unique).
-        let best: Vec<usize> = cost
-            .iter()
-            .map(|row| (0..n).min_by_key(|&s| (row[s], s)).expect("n > 0"))
-            .collect();
-        let extra: Vec<Vec<i64>> = (0..n)
-            .map(|s| (0..g_count).map(|g| cost[g][s] - cost[g][best[g]]).collect())
-            .collect();
+        let best: Vec<usize> = cost.iter().map(|row| (0..n).min_by_key(|&s| (row[s], s)).expect("n > 0")).collect();
+        let extra: Vec<Vec<i64>> =
+            (0..n).map(|s| (0..g_count).map(|g| cost[g][s] - cost[g][best[g]]).collect()).collect();
         let witness = min_cost_assignment(&extra);
         let mut choice = best;
         for (s, &g) in witness.iter().enumerate() {

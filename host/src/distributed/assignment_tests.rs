@@ -53,7 +53,10 @@ fn seed_p1_enters_l3_no_reassignment() {
     let (o, moves) = from_seed_start(membership(&[(P1, &[L3]), (P2, &[L2]), (P3, &[L2])]));
     assert_eq!(moves, vec![], "no reassignments");
     assert_eq!(o, owners(&[(P1, S1), (P2, S2), (P3, S2)]), "S1 simulates L3, S2 L2");
-    assert_eq!(level_secondaries(&membership(&[(P1, &[L3]), (P2, &[L2]), (P3, &[L2])]), &o), [(L2, S2), (L3, S1)].into());
+    assert_eq!(
+        level_secondaries(&membership(&[(P1, &[L3]), (P2, &[L2]), (P3, &[L2])]), &o),
+        [(L2, S2), (L3, S1)].into()
+    );
 }
 
 #[test]

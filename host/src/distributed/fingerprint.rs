@@ -8,7 +8,9 @@
 //! secondaries different plugins, scene and visuals. The fingerprint is FNV-1a over the
 //! lines; on a mismatch the two listings give the first entity that differs.
 
-use plugin_api::components::{Collision, Gravity, Joint, Light, Link, Model, Name, ParentEntity, Physics, Sensor, Visual, World};
+use plugin_api::components::{
+    Collision, Gravity, Joint, Light, Link, Model, Name, ParentEntity, Physics, Sensor, Visual, World,
+};
 use plugin_api::EntityId;
 
 use crate::ecm::Ecm;
@@ -87,7 +89,9 @@ pub fn first_difference(mine: &[String], theirs: &[String]) -> Option<String> {
     let n = mine.len().max(theirs.len());
     (0..n).find_map(|i| match (mine.get(i), theirs.get(i)) {
         (Some(a), Some(b)) if a == b => None,
-        (Some(a), Some(b)) => Some(format!("the first entity that differs: the primary has \"{a}\", the secondary \"{b}\"")),
+        (Some(a), Some(b)) => {
+            Some(format!("the first entity that differs: the primary has \"{a}\", the secondary \"{b}\""))
+        }
         (Some(a), None) => Some(format!("the secondary's world ends where the primary has \"{a}\"")),
         (None, Some(b)) => Some(format!("the primary's world ends where the secondary has \"{b}\"")),
         (None, None) => None,

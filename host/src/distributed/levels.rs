@@ -79,7 +79,8 @@ mod tests {
     fn world() -> Ecm {
         let doc = parse_str_with(WORLD, "levels.sdf", &ModelPaths::default()).unwrap_or_else(|e| panic!("{e}"));
         let mut ecm = Ecm::new();
-        create_world(&mut ecm, &doc.worlds[0], doc.entity_count, Levels::On).unwrap_or_else(|e| panic!("{}", e.message));
+        create_world(&mut ecm, &doc.worlds[0], doc.entity_count, Levels::On)
+            .unwrap_or_else(|e| panic!("{}", e.message));
         ecm
     }
 

@@ -17,5 +17,4 @@ include!(concat!(env!("OUT_DIR"), "/troupe.distributed.rs"));
 
 /// The encoded `google.protobuf.FileDescriptorSet` of the messages above (and the gz-msgs
 /// files they import), for printing and parsing them as protobuf text.
-pub const FILE_DESCRIPTOR_SET: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/troupe.distributed.descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/troupe.distributed.descriptor.bin"));

@@ -126,6 +126,10 @@ impl Outcome {
 
     /// The process exit code for this outcome: 0 stopped cleanly, 1 failed.
     pub fn exit_code(&self) -> i32 {
-        if self.is_clean() { 0 } else { 1 }
+        if self.is_clean() {
+            0
+        } else {
+            1
+        }
     }
 }

@@ -21,7 +21,9 @@ impl PeerRef {
     /// A peer from its wire description; a missing one is an unnamed peer of `role`.
     pub fn from_info(info: Option<&messages::PeerInfo>, role: Role) -> Self {
         match info {
-            Some(i) => PeerRef { role: Role::try_from(i.role).unwrap_or(role), id: i.id.clone(), address: i.address.clone() },
+            Some(i) => {
+                PeerRef { role: Role::try_from(i.role).unwrap_or(role), id: i.id.clone(), address: i.address.clone() }
+            }
             None => PeerRef { role, id: String::from("?"), address: String::new() },
         }
     }

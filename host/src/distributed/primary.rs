@@ -89,11 +89,27 @@ struct Peer {
 
 #[derive(Debug)]
 enum Phase {
-    Joining { since: Duration },
-    Enabling { since: Duration, last_sent: Duration, acked: BTreeSet<String> },
+    Joining {
+        since: Duration,
+    },
+    Enabling {
+        since: Duration,
+        last_sent: Duration,
+        acked: BTreeSet<String>,
+    },
     Ready,
-    Stepping { step: messages::Step, since: Duration, last_sent: Duration, answers: BTreeMap<String, (SerializedStateMap, Vec<messages::Topic>)> },
-    Stopping { after_seq: u64, since: Duration, last_sent: Duration, acked: BTreeSet<String> },
+    Stepping {
+        step: messages::Step,
+        since: Duration,
+        last_sent: Duration,
+        answers: BTreeMap<String, (SerializedStateMap, Vec<messages::Topic>)>,
+    },
+    Stopping {
+        after_seq: u64,
+        since: Duration,
+        last_sent: Duration,
+        acked: BTreeSet<String>,
+    },
     Ended,
 }
 
@@ -397,7 +413,8 @@ impl Primary {
                 }
             }
             Phase::Stepping { step, since, last_sent, answers } => {
-                let missing: Vec<String> = self.secondaries.keys().filter(|id| !answers.contains_key(*id)).cloned().collect();
+                let missing: Vec<String> =
+                    self.secondaries.keys().filter(|id| !answers.contains_key(*id)).cloned().collect();
                 if now.saturating_sub(*since) > t.step_timeout {
                     let detail = format!(
                         "step {} answered by {} of {} secondaries",
@@ -421,7 +438,8 @@ impl Primary {
                 if now.saturating_sub(*since) > t.step_timeout {
                     // The stop was decided at a step boundary; a secondary that did not
                     // confirm it will find the primary gone and end on its own.
-                    self.events.push_back(PrimaryEvent::Warning(format!("stop not confirmed by {}", missing.join(", "))));
+                    self.events
+                        .push_back(PrimaryEvent::Warning(format!("stop not confirmed by {}", missing.join(", "))));
                     return self.end(Outcome::Stopped { after_seq });
                 }
                 if now.saturating_sub(*last_sent) >= t.retransmit_interval {
@@ -490,7 +508,10 @@ impl Primary {
             commands: input.commands,
             levels: level_changes
                 .iter()
-                .map(|&(l, s)| messages::LevelAffinity { level: l, secondary_id: s.map(|s| ids[s].clone()).unwrap_or_default() })
+                .map(|&(l, s)| messages::LevelAffinity {
+                    level: l,
+                    secondary_id: s.map(|s| ids[s].clone()).unwrap_or_default(),
+                })
                 .collect(),
         };
         let seq = step.seq;
@@ -558,8 +579,13 @@ impl Primary {
     }
 
     fn fail_missing(&mut self, now: Duration, missing: &[String], detail: String) {
-        let peer = missing.first().and_then(|id| self.secondaries.get(id)).map(|p| p.info.clone()).unwrap_or_else(|| self.cfg.me.clone());
-        let detail = if missing.len() > 1 { format!("{detail}; also missing: {}", missing[1..].join(", ")) } else { detail };
+        let peer = missing
+            .first()
+            .and_then(|id| self.secondaries.get(id))
+            .map(|p| p.info.clone())
+            .unwrap_or_else(|| self.cfg.me.clone());
+        let detail =
+            if missing.len() > 1 { format!("{detail}; also missing: {}", missing[1..].join(", ")) } else { detail };
         self.fail(now, RunError { peer, cause: Cause::StepAnswerTimeout, detail, reported_by: None });
     }
 

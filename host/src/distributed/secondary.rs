@@ -166,7 +166,11 @@ impl Secondary {
     }
 
     fn primary_ref(&self) -> PeerRef {
-        self.primary.clone().unwrap_or_else(|| PeerRef { role: Role::Primary, id: String::from("?"), address: String::new() })
+        self.primary.clone().unwrap_or_else(|| PeerRef {
+            role: Role::Primary,
+            id: String::from("?"),
+            address: String::new(),
+        })
     }
 
     fn send(&mut self, body: Body) {
@@ -194,7 +198,10 @@ impl Secondary {
         }
         if msg.protocol_version != PROTOCOL_VERSION {
             let detail = format!("it speaks version {}, this secondary {}", msg.protocol_version, PROTOCOL_VERSION);
-            return self.fail(RunError { peer: self.primary_ref(), cause: Cause::VersionMismatch, detail, reported_by: None }, true);
+            return self.fail(
+                RunError { peer: self.primary_ref(), cause: Cause::VersionMismatch, detail, reported_by: None },
+                true,
+            );
         }
         self.last_heard = Some(now);
         let Some(body) = msg.body else { return };
@@ -204,16 +211,30 @@ impl Secondary {
             Body::Step(step) => self.on_step(step),
             Body::Stop(stop) => {
                 if self.in_progress.is_some() {
-                    let detail = format!("stop after step {} while step {:?} was running", stop.after_seq, self.in_progress);
-                    return self.fail(RunError { peer: self.primary_ref(), cause: Cause::ProtocolViolation, detail, reported_by: None }, true);
+                    let detail =
+                        format!("stop after step {} while step {:?} was running", stop.after_seq, self.in_progress);
+                    return self.fail(
+                        RunError {
+                            peer: self.primary_ref(),
+                            cause: Cause::ProtocolViolation,
+                            detail,
+                            reported_by: None,
+                        },
+                        true,
+                    );
                 }
                 self.send_leave(LeaveCause::Stopped, "stopped");
                 self.end(Outcome::Stopped { after_seq: stop.after_seq });
             }
             Body::Error(e) => {
                 let by = PeerRef::from_info(e.peer.as_ref(), Role::Primary);
-                let about = e.about.as_ref().map(|a| PeerRef::from_info(Some(a), Role::Unspecified)).unwrap_or_else(|| by.clone());
-                let err = RunError { peer: about, cause: Cause::from_wire(e.cause), detail: e.detail, reported_by: Some(by) };
+                let about = e
+                    .about
+                    .as_ref()
+                    .map(|a| PeerRef::from_info(Some(a), Role::Unspecified))
+                    .unwrap_or_else(|| by.clone());
+                let err =
+                    RunError { peer: about, cause: Cause::from_wire(e.cause), detail: e.detail, reported_by: Some(by) };
                 self.fail(err, false);
             }
             Body::Leave(l) => {
@@ -236,7 +257,10 @@ impl Secondary {
                 "its world fingerprint is {:#018x}, this secondary's {:#018x}",
                 c.world_fingerprint, self.cfg.world_fingerprint
             );
-            return self.fail(RunError { peer: self.primary_ref(), cause: Cause::FingerprintMismatch, detail, reported_by: None }, true);
+            return self.fail(
+                RunError { peer: self.primary_ref(), cause: Cause::FingerprintMismatch, detail, reported_by: None },
+                true,
+            );
         }
         if self.phase == Phase::Joining {
             self.phase = Phase::Enabled;
@@ -247,7 +271,11 @@ impl Secondary {
             });
         }
         // Echo, also for a repeated request (our first echo may have been lost).
-        self.send(Body::Control(messages::PeerControl { peer: Some(self.me()), enable_sim: true, ..Default::default() }));
+        self.send(Body::Control(messages::PeerControl {
+            peer: Some(self.me()),
+            enable_sim: true,
+            ..Default::default()
+        }));
     }
 
     fn on_step(&mut self, step: messages::Step) {
@@ -267,7 +295,10 @@ impl Secondary {
         }
         if step.seq != self.answered_seq + 1 || self.in_progress.is_some() {
             let detail = format!("step {} ordered after step {} was answered", step.seq, self.answered_seq);
-            return self.fail(RunError { peer: self.primary_ref(), cause: Cause::ProtocolViolation, detail, reported_by: None }, true);
+            return self.fail(
+                RunError { peer: self.primary_ref(), cause: Cause::ProtocolViolation, detail, reported_by: None },
+                true,
+            );
         }
         let me = self.cfg.me.id.clone();
         let mut take = Vec::new();
@@ -312,11 +343,17 @@ impl Secondary {
     /// Reports that the driver ran step `seq`; `state` is the changed state of the
     /// performers this secondary owns, `topics` those its systems advertised since its
     /// previous answer. Errors if `seq` is not the step in progress.
-    pub fn complete_step(&mut self, seq: u64, state: SerializedStateMap, topics: Vec<messages::Topic>) -> Result<(), String> {
+    pub fn complete_step(
+        &mut self,
+        seq: u64,
+        state: SerializedStateMap,
+        topics: Vec<messages::Topic>,
+    ) -> Result<(), String> {
         if self.phase != Phase::Enabled || self.in_progress != Some(seq) {
             return Err(format!("step {seq} is not in progress (in progress: {:?})", self.in_progress));
         }
-        let msg = envelope(Body::Answer(messages::StepAnswer { peer: Some(self.me()), seq, state: Some(state), topics }));
+        let msg =
+            envelope(Body::Answer(messages::StepAnswer { peer: Some(self.me()), seq, state: Some(state), topics }));
         self.last_answer = Some(msg.clone());
         self.in_progress = None;
         self.answered_seq = seq;
@@ -346,7 +383,10 @@ impl Secondary {
         if let Some(last) = self.last_heard {
             if now.saturating_sub(last) > t.peer_timeout {
                 let detail = format!("nothing heard for {:.1} s", now.saturating_sub(last).as_secs_f64());
-                self.fail(RunError { peer: self.primary_ref(), cause: Cause::HeartbeatTimeout, detail, reported_by: None }, false);
+                self.fail(
+                    RunError { peer: self.primary_ref(), cause: Cause::HeartbeatTimeout, detail, reported_by: None },
+                    false,
+                );
             }
         }
     }
@@ -367,7 +407,8 @@ impl Secondary {
     /// primary cannot be told. Ignored once the run has ended.
     pub fn lose_primary(&mut self, detail: impl Into<String>) {
         if self.phase != Phase::Ended {
-            let err = RunError { peer: self.primary_ref(), cause: Cause::PeerLeft, detail: detail.into(), reported_by: None };
+            let err =
+                RunError { peer: self.primary_ref(), cause: Cause::PeerLeft, detail: detail.into(), reported_by: None };
             self.fail(err, false);
         }
     }
@@ -378,7 +419,11 @@ impl Secondary {
     }
 
     fn send_leave(&mut self, cause: LeaveCause, detail: &str) {
-        self.send(Body::Leave(messages::Leave { peer: Some(self.me()), cause: cause as i32, detail: detail.to_owned() }));
+        self.send(Body::Leave(messages::Leave {
+            peer: Some(self.me()),
+            cause: cause as i32,
+            detail: detail.to_owned(),
+        }));
     }
 
     /// Ends with `err`; `tell` sends the primary a PeerError naming it (when this

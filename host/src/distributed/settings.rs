@@ -123,15 +123,27 @@ pub fn is_loopback_url(url: &str) -> bool {
 /// Combines the command line, the config file's `<network>` and the token from the
 /// environment. `Ok(None)`: not a distributed run. Every invalid combination is an error
 /// naming its source.
-pub fn resolve(args: &NetworkArgs, file: Option<&NetworkSpec>, env_token: Option<String>) -> Result<Option<NetworkSettings>, String> {
+pub fn resolve(
+    args: &NetworkArgs,
+    file: Option<&NetworkSpec>,
+    env_token: Option<String>,
+) -> Result<Option<NetworkSettings>, String> {
     let cli_role = match &args.role {
-        Some(text) => Some(Role::parse(text).ok_or_else(|| format!("--network-role {text:?}: expected primary or secondary (any case)"))?),
+        Some(text) => Some(
+            Role::parse(text)
+                .ok_or_else(|| format!("--network-role {text:?}: expected primary or secondary (any case)"))?,
+        ),
         None => None,
     };
-    let file_role = file.and_then(|f| f.role.as_ref()).map(|(text, at)| (Role::parse(text).unwrap_or(Role::Secondary), at.clone()));
+    let file_role =
+        file.and_then(|f| f.role.as_ref()).map(|(text, at)| (Role::parse(text).unwrap_or(Role::Secondary), at.clone()));
     let role = match (cli_role, &file_role) {
         (Some(c), Some((f, at))) if c != *f => {
-            return Err(format!("--network-role says {} but <role> at {at} says {}; give one of them", c.as_str(), f.as_str()))
+            return Err(format!(
+                "--network-role says {} but <role> at {at} says {}; give one of them",
+                c.as_str(),
+                f.as_str()
+            ))
         }
         (Some(c), _) => Some((c, String::from("--network-role"))),
         (None, Some((f, at))) => Some((*f, format!("<role> at {at}"))),
@@ -147,7 +159,8 @@ pub fn resolve(args: &NetworkArgs, file: Option<&NetworkSpec>, env_token: Option
         (None, Some((f, at))) => Some((*f, format!("<secondaries> at {at}"))),
         (None, None) => None,
     };
-    let primary = agree("--network-primary", args.primary.as_ref(), file.and_then(|f| f.primary.as_ref()), "<primary>")?;
+    let primary =
+        agree("--network-primary", args.primary.as_ref(), file.and_then(|f| f.primary.as_ref()), "<primary>")?;
     let listen = agree("--network-listen", args.listen.as_ref(), file.and_then(|f| f.listen.as_ref()), "<listen>")?;
     let Some((role, role_from)) = role else {
         // Settings without a role would silently run standalone: refuse them.
@@ -158,7 +171,9 @@ pub fn resolve(args: &NetworkArgs, file: Option<&NetworkSpec>, env_token: Option
             file.map(|f| format!("<network> at {}", f.origin)),
         ];
         if let Some(from) = stray.into_iter().flatten().next() {
-            return Err(format!("{from} is given without a role; add --network-role primary|secondary (or <role> in <network>)"));
+            return Err(format!(
+                "{from} is given without a role; add --network-role primary|secondary (or <role> in <network>)"
+            ));
         }
         return Ok(None);
     };
@@ -180,7 +195,9 @@ pub fn resolve(args: &NetworkArgs, file: Option<&NetworkSpec>, env_token: Option
     let file_token = file.and_then(|f| f.token.clone()).map(|(t, at)| (t, format!("<token> at {at}")));
     let env_token = env_token.filter(|t| !t.is_empty()).map(|t| (t, String::from(TOKEN_ENV)));
     let token = match (file_token, env_token) {
-        (Some((f, ff)), Some((e, ef))) if f != e => return Err(format!("{ff} and {ef} give different cluster tokens; give one")),
+        (Some((f, ff)), Some((e, ef))) if f != e => {
+            return Err(format!("{ff} and {ef} give different cluster tokens; give one"))
+        }
         (Some(f), _) => Some(f),
         (None, e) => e,
     };
@@ -231,9 +248,16 @@ pub fn resolve(args: &NetworkArgs, file: Option<&NetworkSpec>, env_token: Option
 }
 
 /// One value from the command line and/or the file: they must agree.
-fn agree(flag: &str, cli: Option<&String>, file: Option<&(String, String)>, element: &str) -> Result<Option<(String, String)>, String> {
+fn agree(
+    flag: &str,
+    cli: Option<&String>,
+    file: Option<&(String, String)>,
+    element: &str,
+) -> Result<Option<(String, String)>, String> {
     match (cli, file) {
-        (Some(c), Some((f, at))) if c != f => Err(format!("{flag} says {c} but {element} at {at} says {f}; give one of them")),
+        (Some(c), Some((f, at))) if c != f => {
+            Err(format!("{flag} says {c} but {element} at {at} says {f}; give one of them"))
+        }
         (Some(c), _) => Ok(Some((c.clone(), flag.to_string()))),
         (None, Some((f, at))) => Ok(Some((f.clone(), format!("{element} at {at}")))),
         (None, None) => Ok(None),
@@ -348,6 +372,10 @@ mod tests {
         }
         assert!(listen_url("eth0:5").is_err());
         assert_eq!(listen_url("0.0.0.0:0").unwrap(), "tcp://0.0.0.0:0");
-        assert!(is_loopback_url("ipc:///tmp/x") && is_loopback_url("tcp://127.0.0.1:4") && !is_loopback_url("tcp://10.0.0.2:4"));
+        assert!(
+            is_loopback_url("ipc:///tmp/x")
+                && is_loopback_url("tcp://127.0.0.1:4")
+                && !is_loopback_url("tcp://10.0.0.2:4")
+        );
     }
 }

@@ -76,7 +76,11 @@ impl Rng {
 
     /// An integer in [0, n).
     pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
     }
 }
 
@@ -111,7 +115,15 @@ pub struct SimNet {
 impl SimNet {
     /// An empty network drawing every fault from `seed`.
     pub fn new(seed: u64) -> Self {
-        SimNet { rng: Rng::new(seed), links: Vec::new(), names: Vec::new(), cut: Vec::new(), in_flight: BTreeMap::new(), sent: 0, dropped: 0 }
+        SimNet {
+            rng: Rng::new(seed),
+            links: Vec::new(),
+            names: Vec::new(),
+            cut: Vec::new(),
+            in_flight: BTreeMap::new(),
+            sent: 0,
+            dropped: 0,
+        }
     }
 
     /// Adds a secondary with peer id `id` behind `link`; returns its node.

@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
 
 use plugin_api::components::{
-    DefaultLevel, LevelAssigned, LevelEntityNames, LevelLoaded, Model, Name, ParentEntity, Performer, PerformerAffinity, PerformerLevels,
-    PerformerRef,
+    DefaultLevel, LevelAssigned, LevelEntityNames, LevelLoaded, Model, Name, ParentEntity, Performer,
+    PerformerAffinity, PerformerLevels, PerformerRef,
 };
 use plugin_api::msgs::{SerializedComponent, SerializedEntityMap, SerializedStateMap};
 use plugin_api::{Change, Component, ComponentTypeId, EntityId, Which};
@@ -34,7 +34,8 @@ use crate::state::{self, Stamp};
 
 /// Component types every process keeps for itself: level bookkeeping (each process decides
 /// or follows levels on its own) and the affinity the primary tracks.
-const LOCAL_COMPONENTS: [ComponentTypeId; 4] = [PerformerLevels::ID, PerformerAffinity::ID, LevelLoaded::ID, LevelAssigned::ID];
+const LOCAL_COMPONENTS: [ComponentTypeId; 4] =
+    [PerformerLevels::ID, PerformerAffinity::ID, LevelLoaded::ID, LevelAssigned::ID];
 
 /// Each performer's model (the performer entity's parent), for every performer in `ecm`.
 pub fn performer_models(ecm: &Ecm) -> BTreeMap<PerformerId, EntityId> {
@@ -62,7 +63,8 @@ pub fn model_in_map(map: &SerializedStateMap, p: PerformerId) -> Option<u64> {
 
 /// The entries of `map` whose parent chain, inside the map, reaches `root` (root included).
 pub fn subtree_of(map: &SerializedStateMap, root: u64) -> SerializedStateMap {
-    let mut out = SerializedStateMap { header: map.header.clone(), has_one_time_component_changes: true, ..Default::default() };
+    let mut out =
+        SerializedStateMap { header: map.header.clone(), has_one_time_component_changes: true, ..Default::default() };
     for (&id, entry) in &map.entities {
         let mut current = Some(id);
         // Bounded: a malformed map may hold a parent cycle.
@@ -153,7 +155,13 @@ impl Forward {
 /// step) into what its own systems did, minus the values the step's answers set
 /// (`applied`), level content (`levels`: ids ever seen as a level's), and [`LOCAL_COMPONENTS`].
 /// Changes of a performer's entities go to its owner; removals and the rest to everyone.
-pub fn primary_changes(changes: &SerializedStateMap, applied: &Applied, ecm: &Ecm, world: EntityId, levels: &HashSet<EntityId>) -> Forward {
+pub fn primary_changes(
+    changes: &SerializedStateMap,
+    applied: &Applied,
+    ecm: &Ecm,
+    world: EntityId,
+    levels: &HashSet<EntityId>,
+) -> Forward {
     // Asked for once, and only when something is to go down (most steps: nothing).
     let mut models: Option<BTreeMap<EntityId, PerformerId>> = None;
     let mut out = Forward::default();
@@ -168,7 +176,8 @@ pub fn primary_changes(changes: &SerializedStateMap, applied: &Applied, ecm: &Ec
         }
         // Most changes are the answers' values coming back: only the rest is copied.
         let own = |(&ty, c): &(&u64, &SerializedComponent)| {
-            !LOCAL_COMPONENTS.contains(&ComponentTypeId(ty)) && applied.get(&(key, ty)).is_none_or(|v| c.remove || *v != c.component.as_slice())
+            !LOCAL_COMPONENTS.contains(&ComponentTypeId(ty))
+                && applied.get(&(key, ty)).is_none_or(|v| c.remove || *v != c.component.as_slice())
         };
         if !entry.components.iter().any(|c| own(&c)) {
             continue;
@@ -207,7 +216,9 @@ pub fn unsplit_among(ecm: &Ecm, world: EntityId, candidates: &[EntityId]) -> Vec
     let dynamic_models: Vec<EntityId> = candidates
         .iter()
         .copied()
-        .filter(|&c| ecm.has_component(c, Model::ID) && !ecm.get::<plugin_api::components::Static>(c).is_some_and(|s| s.0))
+        .filter(|&c| {
+            ecm.has_component(c, Model::ID) && !ecm.get::<plugin_api::components::Static>(c).is_some_and(|s| s.0)
+        })
         .collect();
     if dynamic_models.is_empty() {
         return Vec::new();
@@ -225,7 +236,10 @@ pub fn new_top_level(changes: &SerializedStateMap, world: EntityId) -> Vec<Entit
         .iter()
         .filter(|(_, e)| !e.remove)
         .filter(|(_, e)| {
-            e.components.get(&ParentEntity::ID.0).and_then(|c| ParentEntity::from_bytes(&c.component).ok()).is_some_and(|p| p.0 == world)
+            e.components
+                .get(&ParentEntity::ID.0)
+                .and_then(|c| ParentEntity::from_bytes(&c.component).ok())
+                .is_some_and(|p| p.0 == world)
         })
         .map(|(&id, _)| EntityId(id))
         .collect()

@@ -113,7 +113,11 @@ fn the_primary_forwards_its_own_changes_to_the_right_secondaries_only() {
     let to_a = &f.performers[&pa];
     assert_eq!(to_a.entities.keys().copied().collect::<Vec<_>>(), [a.0], "the pose command, not the bookkeeping");
     let ty = ecm.component_types().find(|(_, n, _)| *n == WorldPoseCmd::NAME).unwrap().0;
-    assert_eq!(to_a.entities[&a.0].components.keys().copied().collect::<Vec<_>>(), [ty.0], "the answered pose is not sent back");
+    assert_eq!(
+        to_a.entities[&a.0].components.keys().copied().collect::<Vec<_>>(),
+        [ty.0],
+        "the answered pose is not sent back"
+    );
     assert_eq!(f.shared.entities.keys().copied().collect::<Vec<_>>(), [ground.0], "no level content, no performer");
     assert!(!f.shared.entities.contains_key(&block.0));
     assert_eq!(f.performers.len(), 1);

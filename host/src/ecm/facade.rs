@@ -1,11 +1,11 @@
 //! The ECM as a plugin sees it: the host's side of [`plugin_api::ffi::EcmFacade`].
 
 use super::Ecm;
-use plugin_api::ffi::{EcmFacade, EcmMutObj, EcmRefObj, EcmFacade_TO, RecordsReader_TO, RecordsVisitor_TO};
-use plugin_api::{Change, ComponentTypeId, EcmError, EntityId, Which};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::sabi_types::RMut;
 use abi_stable::std_types::{RErr, ROk, ROption, RResult, RSlice, RSliceMut, RStr, RString, RVec};
+use plugin_api::ffi::{EcmFacade, EcmFacade_TO, EcmMutObj, EcmRefObj, RecordsReader_TO, RecordsVisitor_TO};
+use plugin_api::{Change, ComponentTypeId, EcmError, EntityId, Which};
 
 /// Creates entities from SDF snippets for [`EcmFacade::create_from_sdf`] (the runner's
 /// entity factory, which also queues the systems a snippet names).
@@ -97,7 +97,12 @@ impl EcmFacade for EcmAccess<'_> {
         self.ecm.put_scratch(scratch);
         result.into()
     }
-    fn read_many(&self, ty: ComponentTypeId, entities: RSlice<'_, EntityId>, out: &mut RVec<u8>) -> RResult<(), EcmError> {
+    fn read_many(
+        &self,
+        ty: ComponentTypeId,
+        entities: RSlice<'_, EntityId>,
+        out: &mut RVec<u8>,
+    ) -> RResult<(), EcmError> {
         let mut scratch = self.ecm.take_scratch();
         scratch.bytes.clear();
         let result = self.ecm.read_many(ty, entities.as_slice(), &mut scratch.bytes);
@@ -134,13 +139,25 @@ impl EcmFacade for EcmAccess<'_> {
         };
         result.into()
     }
-    fn set_raw(&mut self, entity: EntityId, ty: ComponentTypeId, data: RSlice<'_, u8>, change: Change) -> RResult<bool, EcmError> {
+    fn set_raw(
+        &mut self,
+        entity: EntityId,
+        ty: ComponentTypeId,
+        data: RSlice<'_, u8>,
+        change: Change,
+    ) -> RResult<bool, EcmError> {
         self.ecm.set_raw(entity, ty, data.as_slice(), change).into()
     }
     fn remove_component(&mut self, entity: EntityId, ty: ComponentTypeId) -> bool {
         self.ecm.remove_component(entity, ty)
     }
-    fn write_many(&mut self, ty: ComponentTypeId, entities: RSlice<'_, EntityId>, data: RSlice<'_, u8>, change: Change) -> RResult<(), EcmError> {
+    fn write_many(
+        &mut self,
+        ty: ComponentTypeId,
+        entities: RSlice<'_, EntityId>,
+        data: RSlice<'_, u8>,
+        change: Change,
+    ) -> RResult<(), EcmError> {
         self.ecm.write_many(ty, entities.as_slice(), data.as_slice(), change).into()
     }
     fn mark_changed(&mut self, entity: EntityId, ty: ComponentTypeId, change: Change) -> bool {
@@ -162,7 +179,12 @@ impl EcmFacade for EcmAccess<'_> {
             .lend_records_mut(which, types.as_slice(), ty, change, |ids, records, bytes, changed| {
                 // O(1) both ways: the RVec takes over the Vec's buffer and gives it back.
                 let mut out = RVec::from(std::mem::take(changed));
-                visitor.visit_mut(RSlice::from_slice(ids), RSlice::from_slice(records), RSliceMut::from_mut_slice(bytes), &mut out);
+                visitor.visit_mut(
+                    RSlice::from_slice(ids),
+                    RSlice::from_slice(records),
+                    RSliceMut::from_mut_slice(bytes),
+                    &mut out,
+                );
                 *changed = out.into_vec();
             })
             .into()
@@ -182,7 +204,11 @@ impl EcmFacade for EcmAccess<'_> {
     }
     fn serialized_state(&self, changed_only: bool, out: &mut RVec<u8>) -> RResult<(), EcmError> {
         let stamp = crate::state::Stamp::default();
-        let state = if changed_only { crate::state::changed_state(self.ecm, stamp) } else { crate::state::full_state(self.ecm, stamp) };
+        let state = if changed_only {
+            crate::state::changed_state(self.ecm, stamp)
+        } else {
+            crate::state::full_state(self.ecm, stamp)
+        };
         *out = RVec::from(plugin_api::prost::Message::encode_to_vec(&state));
         ROk(())
     }

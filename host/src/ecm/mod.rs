@@ -46,7 +46,6 @@ impl Hasher for IdHasher {
 type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 use store::{BlobRecords, BlobStore, Store};
 
-
 /// One component type: where its values are and which entities have or changed it.
 struct Column {
     id: ComponentTypeId,
@@ -194,10 +193,7 @@ impl Ecm {
     }
 
     fn column(&self, ty: ComponentTypeId) -> Result<usize, EcmError> {
-        self.column_of
-            .get(&ty)
-            .copied()
-            .ok_or_else(|| EcmError::new(format!("component type {ty} is not registered")))
+        self.column_of.get(&ty).copied().ok_or_else(|| EcmError::new(format!("component type {ty} is not registered")))
     }
 
     fn entity(&self, id: EntityId) -> Result<Entity, EcmError> {
@@ -336,7 +332,13 @@ impl Ecm {
 
     /// Writes a component from bytes. Creating it flags a one-time change; replacing it
     /// flags `change` if the value differs. Answers whether the value changed.
-    pub fn set_raw(&mut self, id: EntityId, ty: ComponentTypeId, bytes: &[u8], change: Change) -> Result<bool, EcmError> {
+    pub fn set_raw(
+        &mut self,
+        id: EntityId,
+        ty: ComponentTypeId,
+        bytes: &[u8],
+        change: Change,
+    ) -> Result<bool, EcmError> {
         let entity = self.entity(id)?;
         let ci = self.column(ty)?;
         if ty == ParentEntity::ID {
@@ -350,16 +352,20 @@ impl Ecm {
             }
         }
         let col = &mut self.columns[ci];
-        let changed = col
-            .store
-            .set(&self.world, entity, bytes)
-            .map_err(|e| EcmError::new(format!("entity {id}: {e}")))?;
+        let changed =
+            col.store.set(&self.world, entity, bytes).map_err(|e| EcmError::new(format!("entity {id}: {e}")))?;
         let created = !col.has.add(entity.id());
         if created {
             col.count += 1;
             self.structure += 1;
         }
-        let flag = if created { Change::OneTime } else if changed { change } else { Change::None };
+        let flag = if created {
+            Change::OneTime
+        } else if changed {
+            change
+        } else {
+            Change::None
+        };
         self.flag_column(ci, entity.id(), flag);
         Ok(changed)
     }

@@ -38,7 +38,6 @@ fn collect_hits(
 }
 
 impl Ecm {
-
     pub(super) fn ids_of(&self, set: &BitSet) -> Vec<EntityId> {
         let mut out: Vec<EntityId> = set.iter().map(|i| self.id_of[i as usize]).collect();
         if !out.is_sorted() {
@@ -49,14 +48,27 @@ impl Ecm {
 
     /// Replaces `ids` and `slots` with the entities that have every component in `types`
     /// and their specs slots, ascending by id (unknown types match nothing).
-    pub(super) fn query_slots(&self, which: Which, types: &[ComponentTypeId], ids: &mut Vec<EntityId>, slots: &mut Vec<Index>) {
+    pub(super) fn query_slots(
+        &self,
+        which: Which,
+        types: &[ComponentTypeId],
+        ids: &mut Vec<EntityId>,
+        slots: &mut Vec<Index>,
+    ) {
         self.query_mapped(which, types, |index| index, ids, slots);
     }
 
     /// Like [`Ecm::query_slots`] with `slot(index)` in place of each specs slot (a record
     /// number, for lending: one pass instead of two).
     #[inline]
-    fn query_mapped(&self, which: Which, types: &[ComponentTypeId], slot: impl Fn(Index) -> u32, ids: &mut Vec<EntityId>, slots: &mut Vec<u32>) {
+    fn query_mapped(
+        &self,
+        which: Which,
+        types: &[ComponentTypeId],
+        slot: impl Fn(Index) -> u32,
+        ids: &mut Vec<EntityId>,
+        slots: &mut Vec<u32>,
+    ) {
         ids.clear();
         slots.clear();
         let mut cols: Vec<&Column> = Vec::with_capacity(types.len());
@@ -80,10 +92,20 @@ impl Ecm {
             ([a], _) => collect_hits((&a.has).iter(), filter, id_of, slot, bound, ids, slots),
             // The common case: two components, all entities. The word-wise AND of the two
             // bit sets, as a specs join walks it.
-            ([a, b], None) => collect_hits(specs::hibitset::BitSetAnd(&a.has, &b.has).iter(), None, id_of, slot, bound, ids, slots),
+            ([a, b], None) => {
+                collect_hits(specs::hibitset::BitSetAnd(&a.has, &b.has).iter(), None, id_of, slot, bound, ids, slots)
+            }
             ([a, b, rest @ ..], _) => {
                 let both = specs::hibitset::BitSetAnd(&a.has, &b.has).iter();
-                collect_hits(both.filter(|&i| rest.iter().all(|c| c.has.contains(i))), filter, id_of, slot, bound, ids, slots)
+                collect_hits(
+                    both.filter(|&i| rest.iter().all(|c| c.has.contains(i))),
+                    filter,
+                    id_of,
+                    slot,
+                    bound,
+                    ids,
+                    slots,
+                )
             }
         }
         if !ids.is_sorted() {
@@ -201,7 +223,13 @@ impl Ecm {
             return Err(EcmError::new(format!("{} is not stored as records", self.columns[ci].name)));
         };
         // Every hit has `ty` (the query includes it), so `record_of` cannot miss.
-        self.query_mapped(which, types, |index| records.record_of(index).unwrap_or(0), &mut scratch.ids, &mut scratch.records);
+        self.query_mapped(
+            which,
+            types,
+            |index| records.record_of(index).unwrap_or(0),
+            &mut scratch.ids,
+            &mut scratch.records,
+        );
         let Scratch { ids, records: positions, changed, .. } = &mut scratch;
         let Column { store, one_time, periodic, .. } = &mut self.columns[ci];
         let records = store.records_mut().unwrap_or_else(|| unreachable!());
@@ -254,9 +282,16 @@ impl Ecm {
     ) -> Result<(), EcmError> {
         let ci = self.fixed_column("lend_records", types, ty)?;
         let col = &self.columns[ci];
-        let records = col.store.records().ok_or_else(|| EcmError::new(format!("{} is not stored as records", col.name)))?;
+        let records =
+            col.store.records().ok_or_else(|| EcmError::new(format!("{} is not stored as records", col.name)))?;
         let mut scratch = self.take_scratch();
-        self.query_mapped(which, types, |index| records.record_of(index).unwrap_or(0), &mut scratch.ids, &mut scratch.records);
+        self.query_mapped(
+            which,
+            types,
+            |index| records.record_of(index).unwrap_or(0),
+            &mut scratch.ids,
+            &mut scratch.records,
+        );
         visit(&scratch.ids, &scratch.records, records.bytes());
         self.put_scratch(scratch);
         Ok(())
@@ -280,7 +315,13 @@ impl Ecm {
     }
 
     /// Writes fixed-size component `ty` of each entity from packed bytes.
-    pub fn write_many(&mut self, ty: ComponentTypeId, entities: &[EntityId], data: &[u8], change: Change) -> Result<(), EcmError> {
+    pub fn write_many(
+        &mut self,
+        ty: ComponentTypeId,
+        entities: &[EntityId],
+        data: &[u8],
+        change: Change,
+    ) -> Result<(), EcmError> {
         let ci = self.column(ty)?;
         let name = &self.columns[ci].name;
         let size = self.columns[ci].fixed_size.ok_or_else(|| EcmError::new(format!("{name} has no fixed size")))?;
@@ -310,7 +351,13 @@ impl Ecm {
                 self.columns[ci].count += 1;
                 self.structure += 1;
             }
-            let flag = if created { Change::OneTime } else if changed { change } else { Change::None };
+            let flag = if created {
+                Change::OneTime
+            } else if changed {
+                change
+            } else {
+                Change::None
+            };
             self.flag_column(ci, slot.id(), flag);
         }
         Ok(())

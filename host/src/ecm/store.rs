@@ -34,7 +34,14 @@ pub(crate) trait Store: Send + Sync {
         entities.iter().all(|e| self.get(world, *e, out))
     }
     /// Writes `size`-byte values from `data`, one per entity, pushing whether each changed.
-    fn set_many(&mut self, world: &World, entities: &[Entity], data: &[u8], size: usize, changed: &mut Vec<bool>) -> Result<(), DecodeError> {
+    fn set_many(
+        &mut self,
+        world: &World,
+        entities: &[Entity],
+        data: &[u8],
+        size: usize,
+        changed: &mut Vec<bool>,
+    ) -> Result<(), DecodeError> {
         for (i, e) in entities.iter().enumerate() {
             changed.push(self.set(world, *e, &data[i * size..(i + 1) * size])?);
         }
@@ -290,7 +297,14 @@ impl<C: Component + PartialEq> Store for TypedStore<C> {
             None => false,
         })
     }
-    fn set_many(&mut self, world: &World, entities: &[Entity], data: &[u8], size: usize, changed: &mut Vec<bool>) -> Result<(), DecodeError> {
+    fn set_many(
+        &mut self,
+        world: &World,
+        entities: &[Entity],
+        data: &[u8],
+        size: usize,
+        changed: &mut Vec<bool>,
+    ) -> Result<(), DecodeError> {
         if let Some(fixed) = &mut self.fixed {
             for (i, e) in entities.iter().enumerate() {
                 changed.push(fixed.set(world, *e, &data[i * size..(i + 1) * size])?);

@@ -173,19 +173,25 @@ fn lent_records_are_the_values_and_only_changed_ones_are_flagged() {
     let other = ecm.create_entity();
     ecm.set(other, &Pose::IDENTITY, Change::OneTime).unwrap();
     ecm.end_step();
-    ecm.lend_records_mut(Which::ALL, &[Pose::ID, Static::ID], Pose::ID, Change::Periodic, |lent, records, bytes, changed| {
-        assert_eq!(lent, ids.as_slice());
-        for (i, &r) in records.iter().enumerate() {
-            let record = &mut bytes[r as usize * 56..][..56];
-            assert_eq!(Pose::from_bytes(record).unwrap().position.x, i as f64);
-            if i % 2 == 1 {
-                let mut p = Pose::from_bytes(record).unwrap();
-                p.position.z = 9.0;
-                record.copy_from_slice(&p.to_bytes());
-                changed.push(i as u32);
+    ecm.lend_records_mut(
+        Which::ALL,
+        &[Pose::ID, Static::ID],
+        Pose::ID,
+        Change::Periodic,
+        |lent, records, bytes, changed| {
+            assert_eq!(lent, ids.as_slice());
+            for (i, &r) in records.iter().enumerate() {
+                let record = &mut bytes[r as usize * 56..][..56];
+                assert_eq!(Pose::from_bytes(record).unwrap().position.x, i as f64);
+                if i % 2 == 1 {
+                    let mut p = Pose::from_bytes(record).unwrap();
+                    p.position.z = 9.0;
+                    record.copy_from_slice(&p.to_bytes());
+                    changed.push(i as u32);
+                }
             }
-        }
-    })
+        },
+    )
     .unwrap();
     let flags: Vec<Change> = ids.iter().map(|&e| ecm.change_of(e, Pose::ID)).collect();
     assert_eq!(flags, [Change::None, Change::Periodic, Change::None, Change::Periodic]);
@@ -202,12 +208,15 @@ fn a_one_time_flag_wins_over_a_lent_periodic_change() {
     let b = posed(&mut ecm, 2.0);
     ecm.end_step();
     ecm.mark_changed(a, Pose::ID, Change::OneTime);
-    let all = |_: &[EntityId], records: &[u32], _: &mut [u8], changed: &mut Vec<u32>| changed.extend(0..records.len() as u32);
+    let all =
+        |_: &[EntityId], records: &[u32], _: &mut [u8], changed: &mut Vec<u32>| changed.extend(0..records.len() as u32);
     ecm.lend_records_mut(Which::ALL, &[Pose::ID], Pose::ID, Change::Periodic, all).unwrap();
     assert_eq!((ecm.change_of(a, Pose::ID), ecm.change_of(b, Pose::ID)), (Change::OneTime, Change::Periodic));
     ecm.lend_records_mut(Which::ALL, &[Pose::ID], Pose::ID, Change::OneTime, all).unwrap();
     assert_eq!(ecm.change_of(b, Pose::ID), Change::OneTime);
-    let err = ecm.lend_records_mut(Which::ALL, &[Pose::ID], Pose::ID, Change::Periodic, |_, _, _, changed| changed.push(7)).unwrap_err();
+    let err = ecm
+        .lend_records_mut(Which::ALL, &[Pose::ID], Pose::ID, Change::Periodic, |_, _, _, changed| changed.push(7))
+        .unwrap_err();
     assert!(err.message.contains("changed index 7 of 2"), "{err}");
 }
 
@@ -243,7 +252,8 @@ fn what_cannot_be_lent_is_refused() {
     assert!(err.message.contains("no fixed size"), "{err}");
     let err = ecm.lend_records_mut(Which::ALL, &[Static::ID], Pose::ID, Change::Periodic, none).unwrap_err();
     assert!(err.message.contains("must include it"), "{err}");
-    let err = ecm.lend_records_mut(Which::ALL, &[ParentEntity::ID], ParentEntity::ID, Change::Periodic, none).unwrap_err();
+    let err =
+        ecm.lend_records_mut(Which::ALL, &[ParentEntity::ID], ParentEntity::ID, Change::Periodic, none).unwrap_err();
     assert!(err.message.contains("set_parent"), "{err}");
 }
 

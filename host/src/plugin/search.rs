@@ -16,12 +16,8 @@ impl SearchPath {
     /// `env_value` (a `:`-separated list, as `TROUPE_SYSTEM_PLUGIN_PATH`), then `config_dirs`,
     /// then the built-in directories.
     pub fn new(env_value: Option<&str>, config_dirs: &[PathBuf]) -> SearchPath {
-        let mut dirs: Vec<PathBuf> = env_value
-            .into_iter()
-            .flat_map(|v| v.split(':'))
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect();
+        let mut dirs: Vec<PathBuf> =
+            env_value.into_iter().flat_map(|v| v.split(':')).filter(|s| !s.is_empty()).map(PathBuf::from).collect();
         dirs.extend(config_dirs.iter().cloned());
         dirs.extend(builtin_plugin_dirs());
         let mut seen = std::collections::HashSet::new();

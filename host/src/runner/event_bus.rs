@@ -102,4 +102,3 @@ impl Ownership for OwnsAll {
         true
     }
 }
-

@@ -4,7 +4,8 @@ use super::event_bus::{EventBus, Ownership};
 use crate::transport::{Answer, Node, RequestQueue, Subscription, TopicOptions as NodeTopicOptions, TransportError};
 use abi_stable::std_types::{RBox, RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString, RVec};
 use plugin_api::ffi::{
-    ErrorKind, EventHandler_TO, HostServices, NetworkRole, Ray, RayCaster_TO, ServiceReply, ServiceRequest, SystemError, TopicOptions,
+    ErrorKind, EventHandler_TO, HostServices, NetworkRole, Ray, RayCaster_TO, ServiceReply, ServiceRequest,
+    SystemError, TopicOptions,
 };
 use plugin_api::EntityId;
 use std::collections::HashMap;
@@ -36,7 +37,10 @@ impl RayCasterSlot {
     fn offer(&self, owner: u64, label: &str, caster: Caster) -> Result<u64, String> {
         let mut slot = self.offered.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(o) = slot.as_ref() {
-            return Err(format!("this world has a ray caster already, offered by system {}; a world has at most one", o.label));
+            return Err(format!(
+                "this world has a ray caster already, offered by system {}; a world has at most one",
+                o.label
+            ));
         }
         let token = self.next_token.fetch_add(1, Ordering::Relaxed) + 1;
         *slot = Some(Offered { owner, label: label.to_string(), token, caster });
@@ -105,7 +109,15 @@ pub struct SystemHost {
 
 impl SystemHost {
     /// Host services for system `owner` of world `world`.
-    pub fn new(world: &str, bus: Arc<EventBus>, role: NetworkRole, ownership: Arc<dyn Ownership>, seed: u64, owner: u64, node: Node) -> SystemHost {
+    pub fn new(
+        world: &str,
+        bus: Arc<EventBus>,
+        role: NetworkRole,
+        ownership: Arc<dyn Ownership>,
+        seed: u64,
+        owner: u64,
+        node: Node,
+    ) -> SystemHost {
         SystemHost {
             world: world.to_string(),
             bus,
@@ -219,9 +231,12 @@ impl HostServices for SystemHost {
     }
     fn take_requests(&self, service: u64) -> RVec<ServiceRequest> {
         match self.services.lock().unwrap().get(&service) {
-            Some((_, queue)) => {
-                self.node.take_requests(queue).into_iter().map(|(id, payload)| ServiceRequest { id, payload: RVec::from(payload) }).collect()
-            }
+            Some((_, queue)) => self
+                .node
+                .take_requests(queue)
+                .into_iter()
+                .map(|(id, payload)| ServiceRequest { id, payload: RVec::from(payload) })
+                .collect(),
             None => RVec::new(),
         }
     }
@@ -229,11 +244,18 @@ impl HostServices for SystemHost {
         let bytes = payload.as_slice().to_vec();
         self.node.reply(request, if ok { Answer::Ok(bytes) } else { Answer::Failed(bytes) })
     }
-    fn call_service(&self, name: RStr<'_>, payload: RSlice<'_, u8>, timeout_ms: u64) -> RResult<ServiceReply, SystemError> {
+    fn call_service(
+        &self,
+        name: RStr<'_>,
+        payload: RSlice<'_, u8>,
+        timeout_ms: u64,
+    ) -> RResult<ServiceReply, SystemError> {
         match self.node.call(name.as_str(), payload.as_slice(), Duration::from_millis(timeout_ms)) {
             Ok(Answer::Ok(b)) => ROk(ServiceReply { ok: true, payload: RVec::from(b) }),
             Ok(Answer::Failed(b)) => ROk(ServiceReply { ok: false, payload: RVec::from(b) }),
-            Ok(Answer::Error(text)) => RErr(SystemError { kind: ErrorKind::FAILED, message: RString::from(format!("service {name}: {text}")) }),
+            Ok(Answer::Error(text)) => {
+                RErr(SystemError { kind: ErrorKind::FAILED, message: RString::from(format!("service {name}: {text}")) })
+            }
             Err(e) => RErr(failed(e)),
         }
     }
@@ -290,8 +312,16 @@ mod tests {
     }
 
     fn host(slot: &Arc<RayCasterSlot>, owner: u64, label: &str) -> Host {
-        let h = SystemHost::new("w", Arc::new(EventBus::default()), NetworkRole::STANDALONE, Arc::new(OwnsAll), 0, owner, Node::local())
-            .with_ray_casts(slot.clone(), label);
+        let h = SystemHost::new(
+            "w",
+            Arc::new(EventBus::default()),
+            NetworkRole::STANDALONE,
+            Arc::new(OwnsAll),
+            0,
+            owner,
+            Node::local(),
+        )
+        .with_ray_casts(slot.clone(), label);
         Host::from_ffi(plugin_api::ffi::HostServices_TO::from_ptr(RArc::new(h), TD_Opaque))
     }
 
@@ -349,14 +379,24 @@ mod tests {
         use plugin_api::msgs::{Boolean, StringMsg};
         use plugin_api::prost::Message;
         let node = Node::local();
-        let h = SystemHost::new("w", Arc::new(EventBus::default()), NetworkRole::STANDALONE, Arc::new(OwnsAll), 0, 1, node.clone());
+        let h = SystemHost::new(
+            "w",
+            Arc::new(EventBus::default()),
+            NetworkRole::STANDALONE,
+            Arc::new(OwnsAll),
+            0,
+            1,
+            node.clone(),
+        );
         let host = Host::from_ffi(plugin_api::ffi::HostServices_TO::from_ptr(RArc::new(h), TD_Opaque));
         let service = host.offer_service::<StringMsg, Boolean>("/w/ask").unwrap();
         let topic = host.subscribe_topic::<StringMsg>("/w/said").unwrap();
         assert!(!host.has_pending(), "nothing asked or said yet");
 
         let caller = node.clone();
-        let call = std::thread::spawn(move || caller.call("/w/ask", &StringMsg::default().encode_to_vec(), Duration::from_secs(60)));
+        let call = std::thread::spawn(move || {
+            caller.call("/w/ask", &StringMsg::default().encode_to_vec(), Duration::from_secs(60))
+        });
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while !host.has_pending() {
             assert!(std::time::Instant::now() < deadline, "the request never showed as pending");

@@ -20,9 +20,9 @@ use crate::state::Stamp;
 use crate::transport::Node;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::RArc;
+use plugin_api::components::Physics;
 use plugin_api::events;
 use plugin_api::ffi::{Hooks, HostObj, HostServices_TO, NetworkRole, SystemObj};
-use plugin_api::components::Physics;
 use plugin_api::{Component, EntityId, ResetOutcome};
 use std::sync::Arc;
 use std::time::Duration;
@@ -206,8 +206,16 @@ impl WorldRunner {
     }
 
     fn host_object(&self, owner: u64, label: &str) -> HostObj {
-        let host = SystemHost::new(&self.name, self.bus.clone(), self.role, self.ownership.clone(), self.seed, owner, self.node.clone())
-            .with_ray_casts(self.casters.clone(), label);
+        let host = SystemHost::new(
+            &self.name,
+            self.bus.clone(),
+            self.role,
+            self.ownership.clone(),
+            self.seed,
+            owner,
+            self.node.clone(),
+        )
+        .with_ray_casts(self.casters.clone(), label);
         HostServices_TO::from_ptr(RArc::new(host), TD_Opaque)
     }
 
@@ -226,7 +234,17 @@ impl WorldRunner {
         };
         let label = format!("{class} ({})", library.path.display());
         let source = Source::Library { library, class: req.class.clone() };
-        self.install(SystemSlot { label, origin: req.origin, source, xml: req.xml, entity: req.entity, priority: 0, obj, id: 0, hooks: Hooks::ALL })
+        self.install(SystemSlot {
+            label,
+            origin: req.origin,
+            source,
+            xml: req.xml,
+            entity: req.entity,
+            priority: 0,
+            obj,
+            id: 0,
+            hooks: Hooks::ALL,
+        })
     }
 
     /// Adds an in-process system (the test fixture's callbacks) attached to the world.
@@ -251,9 +269,7 @@ impl WorldRunner {
         slot.priority = match crate::config::priority_from_xml(&slot.xml) {
             Ok(Some(p)) => p,
             Ok(None) => slot.obj.default_priority().into_option().unwrap_or(0),
-            Err(message) => {
-                return Err(RunError::UnknownSystem { origin: slot.origin.clone(), message })
-            }
+            Err(message) => return Err(RunError::UnknownSystem { origin: slot.origin.clone(), message }),
         };
         let host = self.host_object(slot.id, &slot.label);
         let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
@@ -322,7 +338,10 @@ impl WorldRunner {
     /// Playback: puts the world in the state the log has at `iteration` (paused or not).
     pub fn seek(&mut self, iteration: u64) -> Result<(), RunError> {
         let Some(player) = &mut self.player else {
-            return Err(RunError::Ecm { world: self.name.clone(), message: "seek: this runner is not playing a log back".into() });
+            return Err(RunError::Ecm {
+                world: self.name.clone(),
+                message: "seek: this runner is not playing a log back".into(),
+            });
         };
         let stamp = player.seek(&mut self.ecm, iteration)?;
         self.clock.jump_to(stamp.sim_time_ns, stamp.iteration, Duration::ZERO);
@@ -395,7 +414,11 @@ impl WorldRunner {
             Some(player) if !self.clock.paused => match player.apply_next(&mut self.ecm)? {
                 Some(stamp) => self.clock.jump_to(stamp.sim_time_ns, stamp.iteration, wall),
                 None => {
-                    log::info!("world {:?}: the log ends at iteration {}; playback stops", self.name, self.clock.iterations());
+                    log::info!(
+                        "world {:?}: the log ends at iteration {}; playback stops",
+                        self.name,
+                        self.clock.iterations()
+                    );
                     self.stop_requested = true;
                     return Ok(());
                 }
@@ -424,7 +447,11 @@ impl WorldRunner {
             self.last_changes = Some(crate::state::changed_state(&self.ecm, stamp));
         }
         if let Some(recorder) = &mut self.recorder {
-            recorder.record_step(&self.ecm, Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }, info.paused)?;
+            recorder.record_step(
+                &self.ecm,
+                Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations },
+                info.paused,
+            )?;
         }
         self.ecm.end_step();
         Ok(())
@@ -437,15 +464,31 @@ impl WorldRunner {
             if !crate::server::attached_runs_here(&attached.plugin, attached.entity, self.role) {
                 if self.role == NetworkRole::PRIMARY && crate::server::attached_runs_on_secondaries(&attached.plugin) {
                     let p = attached.plugin;
-                    self.withheld.push((attached.entity, plugin_api::msgs::Plugin { name: p.name, filename: p.filename, innerxml: p.xml, ..Default::default() }));
+                    self.withheld.push((
+                        attached.entity,
+                        plugin_api::msgs::Plugin {
+                            name: p.name,
+                            filename: p.filename,
+                            innerxml: p.xml,
+                            ..Default::default()
+                        },
+                    ));
                 }
                 continue;
             }
             let plugin = attached.plugin;
-            let req = crate::server::request_for(&plugin.filename, &plugin.name, plugin.xml, plugin.origin.to_string(), attached.entity);
+            let req = crate::server::request_for(
+                &plugin.filename,
+                &plugin.name,
+                plugin.xml,
+                plugin.origin.to_string(),
+                attached.entity,
+            );
             match req {
                 Some(req) => self.add_system(loader, req)?,
-                None => log::warn!("{}: system {:?} is not available in Troupe, skipped", plugin.origin, plugin.filename),
+                None => {
+                    log::warn!("{}: system {:?} is not available in Troupe, skipped", plugin.origin, plugin.filename)
+                }
             }
         }
         Ok(())
@@ -490,12 +533,21 @@ impl WorldRunner {
         if step_ns <= 0 || !physics.real_time_factor.is_finite() || physics.real_time_factor < 0.0 {
             log::warn!(
                 "world {:?}: physics step size {} s / real-time factor {} refused; the clock keeps {} ns, {}",
-                self.name, physics.max_step_size, physics.real_time_factor, self.clock.step_ns, self.clock.real_time_factor
+                self.name,
+                physics.max_step_size,
+                physics.real_time_factor,
+                self.clock.step_ns,
+                self.clock.real_time_factor
             );
             return;
         }
         if step_ns != self.clock.step_ns || physics.real_time_factor != self.clock.real_time_factor {
-            log::info!("world {:?}: step size {} s, real-time factor {}", self.name, physics.max_step_size, physics.real_time_factor);
+            log::info!(
+                "world {:?}: step size {} s, real-time factor {}",
+                self.name,
+                physics.max_step_size,
+                physics.real_time_factor
+            );
             self.clock.step_ns = step_ns;
             self.clock.real_time_factor = physics.real_time_factor;
         }
@@ -508,7 +560,10 @@ impl WorldRunner {
         let req = match plugin_api::msgs::EntityPluginV::decode(payload) {
             Ok(r) => r,
             Err(e) => {
-                log::warn!("world {:?}: an add-system request that is not a gz.msgs.EntityPlugin_V was ignored: {e}", self.name);
+                log::warn!(
+                    "world {:?}: an add-system request that is not a gz.msgs.EntityPlugin_V was ignored: {e}",
+                    self.name
+                );
                 return;
             }
         };
@@ -518,9 +573,17 @@ impl WorldRunner {
             return;
         }
         for p in req.plugins {
-            let xml = format!("<plugin filename=\"{}\" name=\"{}\">{}</plugin>", xml_escape(&p.filename), xml_escape(&p.name), p.innerxml);
+            let xml = format!(
+                "<plugin filename=\"{}\" name=\"{}\">{}</plugin>",
+                xml_escape(&p.filename),
+                xml_escape(&p.name),
+                p.innerxml
+            );
             let origin = crate::sdf::Origin { file: Arc::new("entity/system/add".into()), line: 0 };
-            self.queued.push(AttachedPlugin { entity, plugin: crate::sdf::PluginSdf { name: p.name, filename: p.filename, xml, origin, roles: None } });
+            self.queued.push(AttachedPlugin {
+                entity,
+                plugin: crate::sdf::PluginSdf { name: p.name, filename: p.filename, xml, origin, roles: None },
+            });
         }
     }
 

@@ -231,7 +231,15 @@ mod tests {
             id: 1,
             hooks: Hooks::ALL,
         };
-        let host = SystemHost::new("w", Arc::new(EventBus::default()), NetworkRole::STANDALONE, Arc::new(OwnsAll), 0, 1, crate::transport::Node::local());
+        let host = SystemHost::new(
+            "w",
+            Arc::new(EventBus::default()),
+            NetworkRole::STANDALONE,
+            Arc::new(OwnsAll),
+            0,
+            1,
+            crate::transport::Node::local(),
+        );
         slot.configure(&mut EcmAccess::new(ecm, None), HostServices_TO::from_ptr(RArc::new(host), TD_Opaque)).unwrap();
         (slot, calls)
     }

@@ -3,8 +3,8 @@
 
 use super::dom::{Origin, PoseSdf};
 use super::include::ModelPaths;
-use crate::xml::{elements, qname, XmlDoc};
 use super::SdfError;
+use crate::xml::{elements, qname, XmlDoc};
 use plugin_api::math::{Pose, Quat, Vec3};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -86,29 +86,21 @@ impl<'a> Ctx<'a> {
     /// A non-negative integer in the text of `el`.
     pub fn u32(&self, el: &Element) -> Result<u32> {
         let t = text(el);
-        t.parse().map_err(|_| {
-            self.error(el, format!("<{}> needs a non-negative integer, found \"{t}\"", qname(el)))
-        })
+        t.parse().map_err(|_| self.error(el, format!("<{}> needs a non-negative integer, found \"{t}\"", qname(el))))
     }
 
     /// Exactly `N` whitespace-separated numbers in the text of `el`.
     pub fn numbers<const N: usize>(&self, el: &Element, what: &str) -> Result<[f64; N]> {
         let t = text(el);
         let v = self.number_list(el, &t)?;
-        v.try_into().map_err(|_| {
-            self.error(el, format!("<{}> needs {what}, found \"{t}\"", qname(el)))
-        })
+        v.try_into().map_err(|_| self.error(el, format!("<{}> needs {what}, found \"{t}\"", qname(el))))
     }
 
     fn number_list(&self, el: &Element, t: &str) -> Result<Vec<f64>> {
         t.split_whitespace()
             .map(|tok| {
-                tok.parse::<f64>().map_err(|_| {
-                    self.error(
-                        el,
-                        format!("<{}>: \"{tok}\" is not a number (in \"{t}\")", qname(el)),
-                    )
-                })
+                tok.parse::<f64>()
+                    .map_err(|_| self.error(el, format!("<{}>: \"{tok}\" is not a number (in \"{t}\")", qname(el))))
             })
             .collect()
     }
@@ -124,10 +116,9 @@ impl<'a> Ctx<'a> {
         match self.number_list(el, &t)?[..] {
             [r, g, b] => Ok([r, g, b, 1.0]),
             [r, g, b, a] => Ok([r, g, b, a]),
-            _ => Err(self.error(
-                el,
-                format!("<{}> needs three or four numbers (RGB or RGBA), found \"{t}\"", qname(el)),
-            )),
+            _ => {
+                Err(self.error(el, format!("<{}> needs three or four numbers (RGB or RGBA), found \"{t}\"", qname(el))))
+            }
         }
     }
 
@@ -164,24 +155,19 @@ impl<'a> Ctx<'a> {
         let format = el.attributes.get("rotation_format").map_or("euler_rpy", |s| s.trim());
         match format {
             "euler_rpy" => {
-                let [x, y, z, r, p, yaw] =
-                    self.numbers::<6>(el, "six numbers `x y z roll pitch yaw`")?;
+                let [x, y, z, r, p, yaw] = self.numbers::<6>(el, "six numbers `x y z roll pitch yaw`")?;
                 let degrees = match el.attributes.get("degrees").map(|d| d.trim()) {
                     None | Some("false") | Some("0") => false,
                     Some("true") | Some("1") => true,
                     Some(d) => {
-                        return Err(self.error(
-                            el,
-                            format!("<pose degrees> must be true or false, found \"{d}\""),
-                        ))
+                        return Err(self.error(el, format!("<pose degrees> must be true or false, found \"{d}\"")))
                     }
                 };
                 let k = if degrees { std::f64::consts::PI / 180.0 } else { 1.0 };
                 Ok(Pose::from_xyz_rpy(x, y, z, r * k, p * k, yaw * k))
             }
             "quat_xyzw" => {
-                let [x, y, z, qx, qy, qz, qw] =
-                    self.numbers::<7>(el, "seven numbers `x y z qx qy qz qw`")?;
+                let [x, y, z, qx, qy, qz, qw] = self.numbers::<7>(el, "seven numbers `x y z qx qy qz qw`")?;
                 let n = (qx * qx + qy * qy + qz * qz + qw * qw).sqrt();
                 if n == 0.0 || !n.is_finite() {
                     return Err(self.error(el, format!("<pose> has an invalid quaternion in \"{t}\"")));
@@ -189,23 +175,16 @@ impl<'a> Ctx<'a> {
                 let rotation = Quat { w: qw, x: qx, y: qy, z: qz }.normalized();
                 Ok(Pose { position: Vec3::new(x, y, z), rotation })
             }
-            other => Err(self.error(
-                el,
-                format!(
-                    "<pose rotation_format> must be euler_rpy or quat_xyzw, found \"{other}\""
-                ),
-            )),
+            other => {
+                Err(self.error(el, format!("<pose rotation_format> must be euler_rpy or quat_xyzw, found \"{other}\"")))
+            }
         }
     }
 
     /// A `<pose>` with its `relative_to` frame, as written.
     pub fn pose_sdf(&mut self, el: &Element) -> Result<PoseSdf> {
         let relative_to = el.attributes.get("relative_to").map(|r| r.trim().to_string());
-        Ok(PoseSdf {
-            value: self.pose(el)?,
-            relative_to: relative_to.unwrap_or_default(),
-            origin: self.origin(el),
-        })
+        Ok(PoseSdf { value: self.pose(el)?, relative_to: relative_to.unwrap_or_default(), origin: self.origin(el) })
     }
 
     /// The identity pose in the default frame of `owner` (an element without `<pose>`).

@@ -8,8 +8,7 @@
 //! which makes ids a pure function of the file.
 
 use plugin_api::components::{
-    Atmosphere, AxisData, Geometry, Inertial, JointType, Light, Material, Physics, Scene,
-    SphericalCoordinates, Surface,
+    Atmosphere, AxisData, Geometry, Inertial, JointType, Light, Material, Physics, Scene, SphericalCoordinates, Surface,
 };
 use plugin_api::math::{Pose, Vec3};
 use std::path::PathBuf;

@@ -88,8 +88,7 @@ pub(crate) fn joint(ctx: &mut Ctx<'_>, el: &Element) -> Result<JointSdf> {
         }
     }
     let need = |v: Option<String>, what: &str| {
-        v.filter(|s| !s.is_empty())
-            .ok_or_else(|| ctx.error(el, format!("<joint name=\"{name}\"> needs a <{what}>")))
+        v.filter(|s| !s.is_empty()).ok_or_else(|| ctx.error(el, format!("<joint name=\"{name}\"> needs a <{what}>")))
     };
     let parent = need(parent, "parent")?;
     let child = need(child_name, "child")?;
@@ -133,20 +132,14 @@ fn axis_data(ctx: &mut Ctx<'_>, el: &Element) -> Result<(AxisData, Option<AxisFr
                 a.upper = ctx.child_f64(child, "upper", a.upper)?;
                 a.effort = ctx.child_f64(child, "effort", a.effort)?;
                 a.velocity = ctx.child_f64(child, "velocity", a.velocity)?;
-                ctx.check_children(
-                    child,
-                    &["lower", "upper", "effort", "velocity", "stiffness", "dissipation"],
-                );
+                ctx.check_children(child, &["lower", "upper", "effort", "velocity", "stiffness", "dissipation"]);
             }
             "dynamics" => {
                 a.damping = ctx.child_f64(child, "damping", a.damping)?;
                 a.friction = ctx.child_f64(child, "friction", a.friction)?;
                 a.spring_reference = ctx.child_f64(child, "spring_reference", a.spring_reference)?;
                 a.spring_stiffness = ctx.child_f64(child, "spring_stiffness", a.spring_stiffness)?;
-                ctx.check_children(
-                    child,
-                    &["damping", "friction", "spring_reference", "spring_stiffness"],
-                );
+                ctx.check_children(child, &["damping", "friction", "spring_reference", "spring_stiffness"]);
             }
             "initial_position" | "mimic" => {}
             _ => ctx.unknown(child, el),

@@ -23,10 +23,7 @@ pub(crate) fn spherical_coordinates(ctx: &mut Ctx<'_>, el: &Element) -> Result<S
                 if !SURFACE_MODELS.contains(&model.as_str()) {
                     return Err(ctx.error(
                         child,
-                        format!(
-                            "unknown <surface_model> \"{model}\" (expected one of {})",
-                            SURFACE_MODELS.join(", ")
-                        ),
+                        format!("unknown <surface_model> \"{model}\" (expected one of {})", SURFACE_MODELS.join(", ")),
                     ));
                 }
                 s.surface_model = model;
@@ -36,10 +33,9 @@ pub(crate) fn spherical_coordinates(ctx: &mut Ctx<'_>, el: &Element) -> Result<S
             "longitude_deg" => s.longitude_deg = ctx.f64(child)?,
             "elevation" => s.elevation = ctx.f64(child)?,
             "heading_deg" => s.heading_deg = ctx.f64(child)?,
-            "surface_axis_equatorial" | "surface_axis_polar" => ctx.warn(
-                child,
-                format!("<{}> (a custom surface's size) is not supported yet, ignored", child.name),
-            ),
+            "surface_axis_equatorial" | "surface_axis_polar" => {
+                ctx.warn(child, format!("<{}> (a custom surface's size) is not supported yet, ignored", child.name))
+            }
             _ => ctx.unknown(child, el),
         }
     }
@@ -51,10 +47,9 @@ pub(crate) fn atmosphere(ctx: &mut Ctx<'_>, el: &Element) -> Result<Atmosphere> 
     let mut a = Atmosphere::default();
     if let Some(kind) = el.attributes.get("type") {
         if kind.trim() != "adiabatic" {
-            return Err(ctx.error(
-                el,
-                format!("unknown <atmosphere type=\"{kind}\"> (SDFormat defines only adiabatic)"),
-            ));
+            return Err(
+                ctx.error(el, format!("unknown <atmosphere type=\"{kind}\"> (SDFormat defines only adiabatic)"))
+            );
         }
     }
     for child in elements(el) {

@@ -14,8 +14,7 @@
 //! errors naming the element, the name and the file and line of its `<pose>`.
 
 use super::dom::{
-    FrameSdf, JointSdf, LightSdf, LinkSdf, ModelSdf, Origin, PoseSdf, SdfDocument, SensorSdf,
-    ShapeSdf, WorldSdf,
+    FrameSdf, JointSdf, LightSdf, LinkSdf, ModelSdf, Origin, PoseSdf, SdfDocument, SensorSdf, ShapeSdf, WorldSdf,
 };
 use super::SdfError;
 use plugin_api::math::{Pose, Quat};
@@ -29,7 +28,11 @@ type ScopeId = usize;
 enum Link {
     Node(NodeId),
     /// `name` looked up in `scope`; `attr` says where the name was written, for errors.
-    Name { name: String, scope: ScopeId, attr: &'static str },
+    Name {
+        name: String,
+        scope: ScopeId,
+        attr: &'static str,
+    },
 }
 
 struct Node {
@@ -126,13 +129,7 @@ pub(crate) fn resolve(doc: &mut SdfDocument) -> Result<(), SdfError> {
 
 impl Graph {
     fn add(&mut self, label: String, raw: &PoseSdf, target: Option<Link>) -> NodeId {
-        self.nodes.push(Node {
-            label,
-            pose: raw.value,
-            origin: raw.origin.clone(),
-            target,
-            attached: None,
-        });
+        self.nodes.push(Node { label, pose: raw.value, origin: raw.origin.clone(), target, attached: None });
         self.nodes.len() - 1
     }
 
@@ -193,8 +190,8 @@ impl Graph {
     /// joints and models, so that those win a name clash.
     fn frame(&mut self, f: &FrameSdf, scope: ScopeId) -> NodeId {
         let frame = self.scopes[scope].frame;
-        let attached = (!f.attached_to.is_empty())
-            .then(|| Link::Name { name: f.attached_to.clone(), scope, attr: "attached_to" });
+        let attached =
+            (!f.attached_to.is_empty()).then(|| Link::Name { name: f.attached_to.clone(), scope, attr: "attached_to" });
         let default = attached.clone().unwrap_or(Link::Node(frame));
         let target = Self::target(&f.raw_pose, scope, default);
         let label = format!("<frame name=\"{}\">", f.name);
@@ -356,8 +353,7 @@ impl Graph {
 
     fn cycle(&self, chain: &[NodeId], attr: &str) -> SdfError {
         let first = &self.nodes[chain[0]];
-        let names: Vec<&str> =
-            chain.iter().chain(&chain[..1]).map(|&n| self.nodes[n].label.as_str()).collect();
+        let names: Vec<&str> = chain.iter().chain(&chain[..1]).map(|&n| self.nodes[n].label.as_str()).collect();
         invalid(&first.origin, format!("{} is {attr} a cycle of frames: {}", first.label, names.join(" -> ")))
     }
 

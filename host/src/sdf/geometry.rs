@@ -35,13 +35,8 @@ pub(crate) fn shape(ctx: &mut Ctx<'_>, el: &Element) -> Result<ShapeSdf> {
             "geometry" if geometry.is_none() => geometry = Some(parse_geometry(ctx, child)?),
             "surface" if is_collision && surf.is_none() => surf = Some(surface(ctx, child)?),
             "material" if !is_collision && mat.is_none() => mat = Some(material(ctx, child)?),
-            "surface" | "material" => {
-                ctx.warn(child, format!("<{}> in <{}> is ignored", child.name, qname(el)))
-            }
-            "plugin" => ctx.warn(
-                child,
-                format!("<plugin> in <{}> (a visual plugin) is ignored", qname(el)),
-            ),
+            "surface" | "material" => ctx.warn(child, format!("<{}> in <{}> is ignored", child.name, qname(el))),
+            "plugin" => ctx.warn(child, format!("<plugin> in <{}> (a visual plugin) is ignored", qname(el))),
             "pose" | "geometry" => {}
             n if SHAPE_TOLERATED.contains(&n) => {}
             _ => ctx.unknown(child, el),
@@ -83,9 +78,7 @@ pub(crate) fn parse_geometry(ctx: &mut Ctx<'_>, el: &Element) -> Result<Geometry
                 radius: ctx.child_f64(child, "radius", 0.5)?,
                 length: ctx.child_f64(child, "length", 1.0)?,
             },
-            "ellipsoid" => {
-                Geometry::Ellipsoid { radii: vec3_or(ctx, child, "radii", Vec3::new(1.0, 1.0, 1.0))? }
-            }
+            "ellipsoid" => Geometry::Ellipsoid { radii: vec3_or(ctx, child, "radii", Vec3::new(1.0, 1.0, 1.0))? },
             "plane" => Geometry::Plane {
                 normal: vec3_or(ctx, child, "normal", Vec3::new(0.0, 0.0, 1.0))?,
                 size: match child.get_child("size") {
@@ -127,14 +120,7 @@ pub(crate) fn parse_geometry(ctx: &mut Ctx<'_>, el: &Element) -> Result<Geometry
 fn vec3_or(ctx: &Ctx<'_>, parent: &Element, name: &str, default: Vec3) -> Result<Vec3> {
     match parent.get_child(name) {
         Some(c) => ctx.vec3(c).map_err(|_| {
-            ctx.error(
-                c,
-                format!(
-                    "<{}> needs a <{name}> of three numbers, found \"{}\"",
-                    qname(parent),
-                    text(c)
-                ),
-            )
+            ctx.error(c, format!("<{}> needs a <{name}> of three numbers, found \"{}\"", qname(parent), text(c)))
         }),
         None => Ok(default),
     }
@@ -146,11 +132,7 @@ fn mesh(ctx: &mut Ctx<'_>, el: &Element) -> Result<Geometry> {
         _ => return Err(ctx.error(el, "<mesh> needs a <uri>")),
     };
     let scale = vec3_or(ctx, el, "scale", Vec3::new(1.0, 1.0, 1.0))?;
-    let submesh = el
-        .get_child("submesh")
-        .and_then(|s| s.get_child("name"))
-        .map(text)
-        .unwrap_or_default();
+    let submesh = el.get_child("submesh").and_then(|s| s.get_child("name")).map(text).unwrap_or_default();
     Ok(Geometry::Mesh { uri, scale, submesh })
 }
 

@@ -67,10 +67,9 @@ pub(crate) fn include(ctx: &mut Ctx<'_>, el: &Element) -> Result<Included> {
             "pose" if pose.is_none() => pose = Some(ctx.pose_sdf(child)?),
             "static" if is_static.is_none() => is_static = Some(ctx.bool(child)?),
             "plugin" => plugins.push(plugin(ctx, child)?),
-            "placement_frame" => ctx.warn(
-                child,
-                "<include><placement_frame> is not supported yet; the pose places the model frame",
-            ),
+            "placement_frame" => {
+                ctx.warn(child, "<include><placement_frame> is not supported yet; the pose places the model frame")
+            }
             "namespace" => ctx.unsupported(child),
             "uri" | "name" | "pose" | "static" => {
                 ctx.warn(child, format!("a second <{}> in <include> is ignored", child.name))
@@ -118,39 +117,27 @@ pub(crate) fn include(ctx: &mut Ctx<'_>, el: &Element) -> Result<Included> {
 fn read_included(ctx: &mut Ctx<'_>, el: &Element, uri: &str, file: &Path) -> Result<Included> {
     let key = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     if let Some(at) = ctx.stack.iter().position(|f| *f == key) {
-        let chain: Vec<String> =
-            ctx.stack[at..].iter().chain([&key]).map(|f| f.display().to_string()).collect();
+        let chain: Vec<String> = ctx.stack[at..].iter().chain([&key]).map(|f| f.display().to_string()).collect();
         return Err(ctx.error(el, format!("<include> of {uri} is a cycle: {}", chain.join(" includes "))));
     }
     let included_from = ctx.origin(el);
     let text = std::fs::read(file)
         .map_err(|e| ctx.error(el, format!("<include> of {uri}: cannot read {}: {e}", file.display())))
         .and_then(|bytes| {
-            String::from_utf8(bytes).map_err(|_| {
-                ctx.error(el, format!("<include> of {uri}: {} is not valid UTF-8", file.display()))
-            })
+            String::from_utf8(bytes)
+                .map_err(|_| ctx.error(el, format!("<include> of {uri}: {} is not valid UTF-8", file.display())))
         })?;
     let within = |e: SdfError| match e {
-        SdfError::Invalid { file, line, message } => SdfError::Invalid {
-            file,
-            line,
-            message: format!("{message} (included from {included_from})"),
-        },
-        SdfError::Xml { file, line, column, message } => SdfError::Xml {
-            file,
-            line,
-            column,
-            message: format!("{message} (included from {included_from})"),
-        },
+        SdfError::Invalid { file, line, message } => {
+            SdfError::Invalid { file, line, message: format!("{message} (included from {included_from})") }
+        }
+        SdfError::Xml { file, line, column, message } => {
+            SdfError::Xml { file, line, column, message: format!("{message} (included from {included_from})") }
+        }
         io @ SdfError::Io { .. } => io,
     };
     let xml = crate::xml::read(&text).map_err(|f| {
-        within(SdfError::Xml {
-            file: file.to_path_buf(),
-            line: f.pos.line,
-            column: f.pos.column,
-            message: f.message,
-        })
+        within(SdfError::Xml { file: file.to_path_buf(), line: f.pos.line, column: f.pos.column, message: f.message })
     })?;
     let mut sub = Ctx::new(Arc::new(file.to_path_buf()), &xml, ctx.paths.clone());
     sub.last_ordinal = ctx.last_ordinal;
@@ -194,10 +181,7 @@ fn resolve(ctx: &Ctx<'_>, el: &Element, uri: &str) -> Result<PathBuf> {
         } else {
             searched.join(", ")
         };
-        return Err(ctx.error(
-            el,
-            format!("<include>: model \"{name}\" of {uri} not found; searched {searched}"),
-        ));
+        return Err(ctx.error(el, format!("<include>: model \"{name}\" of {uri} not found; searched {searched}")));
     }
     if let Some((scheme, _)) = uri.split_once("://").filter(|(s, _)| *s != "file") {
         return Err(ctx.error(
@@ -224,8 +208,7 @@ fn resolve(ctx: &Ctx<'_>, el: &Element, uri: &str) -> Result<PathBuf> {
             return model_file(ctx, el, uri, candidate);
         }
     }
-    let searched: Vec<String> =
-        candidates.iter().map(|(c, why)| format!("{} ({why})", c.display())).collect();
+    let searched: Vec<String> = candidates.iter().map(|(c, why)| format!("{} ({why})", c.display())).collect();
     Err(ctx.error(el, format!("<include>: {uri} not found; tried {}", searched.join(", "))))
 }
 
@@ -255,8 +238,8 @@ fn model_file(ctx: &Ctx<'_>, el: &Element, uri: &str, path: &Path) -> Result<Pat
 /// The SDF file of highest `<sdf version>` that `model.config` names, if it names any.
 fn config_sdf(config: &Path) -> Result<Option<PathBuf>> {
     let invalid = |line: u32, message: String| SdfError::Invalid { file: config.to_path_buf(), line, message };
-    let source = std::fs::read_to_string(config)
-        .map_err(|source| SdfError::Io { path: config.to_path_buf(), source })?;
+    let source =
+        std::fs::read_to_string(config).map_err(|source| SdfError::Io { path: config.to_path_buf(), source })?;
     let xml = crate::xml::read(&source).map_err(|f| SdfError::Xml {
         file: config.to_path_buf(),
         line: f.pos.line,
@@ -282,10 +265,7 @@ fn config_sdf(config: &Path) -> Result<Option<PathBuf>> {
     let Some((_, sdf)) = best else { return Ok(None) };
     let file = config.parent().unwrap_or(Path::new("")).join(text(sdf));
     if !file.is_file() {
-        return Err(invalid(
-            xml.pos(sdf).line,
-            format!("model.config names {}, which is not a file", file.display()),
-        ));
+        return Err(invalid(xml.pos(sdf).line, format!("model.config names {}, which is not a file", file.display())));
     }
     Ok(Some(file))
 }

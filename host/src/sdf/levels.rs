@@ -90,7 +90,11 @@ fn box_size(ctx: &mut Ctx<'_>, geometry: &Element, owner: &str, problems: &mut P
                     None => Vec3::new(1.0, 1.0, 1.0),
                 };
                 if size.x < 0.0 || size.y < 0.0 || size.z < 0.0 {
-                    problems.add(ctx, shape, format!("{owner}: <box><size> must not be negative, found {} {} {}", size.x, size.y, size.z));
+                    problems.add(
+                        ctx,
+                        shape,
+                        format!("{owner}: <box><size> must not be negative, found {} {} {}", size.x, size.y, size.z),
+                    );
                     return Ok(None);
                 }
                 found = Some(size);
@@ -113,7 +117,8 @@ fn level(ctx: &mut Ctx<'_>, el: &Element, ordinal: u64, problems: &mut Problems)
     let name = ctx.attr(el, "name")?;
     let owner = format!("<level name=\"{name}\">");
     let origin = ctx.origin(el);
-    let mut level = LevelSdf { ordinal, name, pose: Default::default(), size: Vec3::ZERO, buffer: 0.0, refs: Vec::new(), origin };
+    let mut level =
+        LevelSdf { ordinal, name, pose: Default::default(), size: Vec3::ZERO, buffer: 0.0, refs: Vec::new(), origin };
     let (mut geometry, mut ok) = (None, true);
     for child in elements(el) {
         match (child.prefix.as_deref(), child.name.as_str()) {
@@ -133,7 +138,11 @@ fn level(ctx: &mut Ctx<'_>, el: &Element, ordinal: u64, problems: &mut Problems)
                     level.buffer = 0.0;
                 }
                 _ => {
-                    problems.add(ctx, child, format!("{owner}: <buffer> needs a number of metres, found \"{}\"", text(child)));
+                    problems.add(
+                        ctx,
+                        child,
+                        format!("{owner}: <buffer> needs a number of metres, found \"{}\"", text(child)),
+                    );
                     ok = false;
                 }
             },
@@ -184,7 +193,11 @@ fn performer(ctx: &mut Ctx<'_>, el: &Element, ordinal: u64, problems: &mut Probl
             ok = false;
         }
         many => {
-            problems.add(ctx, el, format!("{owner} has {} <ref>s ({}); a performer is one model", many.len(), many.join(", ")));
+            problems.add(
+                ctx,
+                el,
+                format!("{owner} has {} <ref>s ({}); a performer is one model", many.len(), many.join(", ")),
+            );
             ok = false;
         }
     }
@@ -210,7 +223,10 @@ pub(crate) fn check_world(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf, mut
         let at = line_of("performer", &p.name);
         let Some(model) = w.models.iter().find(|m| m.name == p.model) else {
             let what = if top.contains(p.model.as_str()) { "is not a model" } else { "names nothing in the world" };
-            ctx.warn(at, format!("<performer name=\"{}\">: <ref>{}</ref> {what}; the performer is dropped", p.name, p.model));
+            ctx.warn(
+                at,
+                format!("<performer name=\"{}\">: <ref>{}</ref> {what}; the performer is dropped", p.name, p.model),
+            );
             continue;
         };
         if let Some(first) = by_model.get(&p.model) {
@@ -221,11 +237,15 @@ pub(crate) fn check_world(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf, mut
             continue;
         }
         if p.size.is_none() && !has_collision(model) {
-            problems.add(ctx, at, format!(
-                "<performer name=\"{}\"> gives no <geometry> and its model {:?} has no <collision> to size it by \
+            problems.add(
+                ctx,
+                at,
+                format!(
+                    "<performer name=\"{}\"> gives no <geometry> and its model {:?} has no <collision> to size it by \
                  (a box, sphere, cylinder, capsule or ellipsoid; meshes and planes do not count)",
-                p.name, p.model
-            ));
+                    p.name, p.model
+                ),
+            );
             continue;
         }
         by_model.insert(p.model.clone(), p.name.clone());
@@ -239,7 +259,10 @@ pub(crate) fn check_world(ctx: &mut Ctx<'_>, el: &Element, w: &mut WorldSdf, mut
         let mut refs = Vec::new();
         for r in std::mem::take(&mut level.refs) {
             if !top.contains(r.as_str()) {
-                ctx.warn(at, format!("<level name=\"{}\">: <ref>{r}</ref> names nothing in the world; ignored", level.name));
+                ctx.warn(
+                    at,
+                    format!("<level name=\"{}\">: <ref>{r}</ref> names nothing in the world; ignored", level.name),
+                );
             } else if let Some(perf) = by_model.get(&r) {
                 ctx.warn(at, format!(
                     "<level name=\"{}\">: <ref>{r}</ref> is performer {perf:?}'s model, which is always loaded; ignored",

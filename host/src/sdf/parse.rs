@@ -2,11 +2,11 @@
 
 use super::ctx::{Ctx, Result};
 use super::dom::{FrameSdf, LightSdf, LinkSdf, ModelSdf, SdfDocument, WorldSdf};
-use super::levels::{self, Problems};
 use super::entities::{joint, light, plugin, sensor};
 use super::environment::{atmosphere, scene, spherical_coordinates, wind, MAGNETIC_FIELD};
 use super::geometry::{inertial, shape};
 use super::include::{include, Included};
+use super::levels::{self, Problems};
 use crate::xml::{elements, qname};
 use plugin_api::components::{Inertial, Physics};
 use plugin_api::math::Vec3;
@@ -58,12 +58,7 @@ pub(crate) fn document(ctx: &mut Ctx<'_>, root: &Element) -> Result<SdfDocument>
         }
         (None, "model") => doc.models.push(model(ctx, root)?),
         (None, "light") => doc.lights.push(light(ctx, root)?),
-        _ => {
-            return Err(ctx.error(
-                root,
-                format!("expected the root element <sdf>, found <{}>", qname(root)),
-            ))
-        }
+        _ => return Err(ctx.error(root, format!("expected the root element <sdf>, found <{}>", qname(root)))),
     }
     doc.entity_count = ctx.last_ordinal;
     doc.warnings = std::mem::take(&mut ctx.warnings);
@@ -89,10 +84,7 @@ pub(crate) fn included(ctx: &mut Ctx<'_>, root: &Element) -> Result<Included> {
                 continue;
             }
             "actor" | "world" => {
-                return Err(ctx.error(
-                    el,
-                    format!("<{}> cannot be included (only a <model> or <light>)", el.name),
-                ))
+                return Err(ctx.error(el, format!("<{}> cannot be included (only a <model> or <light>)", el.name)))
             }
             _ => {
                 ctx.unknown(el, root);
@@ -127,13 +119,8 @@ fn check_version(ctx: &mut Ctx<'_>, root: &Element, version: &str) {
     let minor = version.strip_prefix("1.").and_then(|m| m.parse::<u32>().ok());
     match minor {
         Some(6..=12) => {}
-        _ if version.is_empty() => {
-            ctx.warn(root, "<sdf> has no version attribute; read as SDFormat 1.11")
-        }
-        _ => ctx.warn(
-            root,
-            format!("SDFormat version \"{version}\" is outside 1.6-1.12; read as SDFormat 1.11"),
-        ),
+        _ if version.is_empty() => ctx.warn(root, "<sdf> has no version attribute; read as SDFormat 1.11"),
+        _ => ctx.warn(root, format!("SDFormat version \"{version}\" is outside 1.6-1.12; read as SDFormat 1.11")),
     }
 }
 
@@ -174,9 +161,7 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
             (None, "atmosphere") if first => w.atmosphere = atmosphere(ctx, child)?,
             (None, "wind") if first => w.wind = wind(ctx, child)?,
             (None, "scene") if first => w.scene = scene(ctx, child)?,
-            (None, "spherical_coordinates") if first => {
-                w.spherical_coordinates = spherical_coordinates(ctx, child)?
-            }
+            (None, "spherical_coordinates") if first => w.spherical_coordinates = spherical_coordinates(ctx, child)?,
             (None, "physics" | "gui") => {}
             (None, n @ ("gravity" | "magnetic_field" | "atmosphere" | "wind" | "scene" | "spherical_coordinates")) => {
                 ctx.warn(child, format!("a second <{n}> in <world> is ignored"))
@@ -303,15 +288,17 @@ fn model(ctx: &mut Ctx<'_>, el: &Element) -> Result<ModelSdf> {
                 Included::Light(LightSdf { origin, .. }) => {
                     return Err(ctx.error(
                         child,
-                        format!("<include> in <model name=\"{}\"> brings a light ({origin}); \
-                                 lights can be included in a world only", m.name),
+                        format!(
+                            "<include> in <model name=\"{}\"> brings a light ({origin}); \
+                                 lights can be included in a world only",
+                            m.name
+                        ),
                     ))
                 }
             },
-            "placement_frame" => ctx.warn(
-                child,
-                "<placement_frame> is not supported yet; the pose places the model frame",
-            ),
+            "placement_frame" => {
+                ctx.warn(child, "<placement_frame> is not supported yet; the pose places the model frame")
+            }
             n if MODEL_TOLERATED.contains(&n) => {}
             _ => ctx.unknown(child, el),
         }

@@ -1,7 +1,7 @@
 //! Tests on inline documents: ordinals, values, warnings and error messages.
 
-use crate::xml::{read, walk};
 use super::*;
+use crate::xml::{read, walk};
 use plugin_api::components::{Geometry, JointType, LightKind};
 
 fn parse(text: &str) -> SdfDocument {
@@ -80,10 +80,7 @@ fn ordinals_follow_document_order() {
     assert_eq!(m.joints[0].kind, JointType::Revolute);
     assert_eq!(w.lights[0].light.kind, LightKind::Directional);
     // Unsupported elements are warned about with their line; nothing else warns.
-    assert_eq!(
-        d.warnings,
-        ["t.sdf:20: <actor> is not supported yet, ignored"]
-    );
+    assert_eq!(d.warnings, ["t.sdf:20: <actor> is not supported yet, ignored"]);
 }
 
 /// Elements of `text` in depth-first order with their line and column.
@@ -110,10 +107,7 @@ fn positions_match_depth_first_order() {
     let got = element_positions("<r a='1'><gz:x/><y/></r>");
     assert_eq!(got, [("r", 1, 1), ("x", 1, 10), ("y", 1, 17)].map(|(n, l, c)| (n.into(), l, c)));
     let e = error("<sdf version='1.6'><gz:x/><y>");
-    assert_eq!(
-        e,
-        "bad.sdf:1:30: malformed XML: unexpected end of document: <y> opened at line 1 is not closed"
-    );
+    assert_eq!(e, "bad.sdf:1:30: malformed XML: unexpected end of document: <y> opened at line 1 is not closed");
 }
 
 #[test]
@@ -156,11 +150,8 @@ fn values_and_defaults() {
     assert_eq!(l.inertial.inertia, [3.0, 0.0, 0.0, 1.0, 0.0, 1.0]);
     assert_eq!(l.collisions[0].geometry, Geometry::Cylinder { radius: 0.5, length: 1.0 });
     assert!((l.collisions[0].pose.rotation.z - 1.0).abs() < 1e-12, "quat_xyzw: qz = 1");
-    let mesh = Geometry::Mesh {
-        uri: "m.dae".into(),
-        scale: plugin_api::math::Vec3::new(1.0, 1.0, 1.0),
-        submesh: "s".into(),
-    };
+    let mesh =
+        Geometry::Mesh { uri: "m.dae".into(), scale: plugin_api::math::Vec3::new(1.0, 1.0, 1.0), submesh: "s".into() };
     assert_eq!(l.visuals[0].geometry, mesh);
     assert!(matches!(l.collisions[1].geometry, Geometry::Plane { size: [5.0, 6.0], .. }));
     let lamp = &l.lights[0].light;
@@ -215,10 +206,13 @@ fn plugin_xml_is_the_whole_element() {
     );
     let xml = &d.worlds[0].plugins[0].xml;
     assert!(xml.starts_with("<plugin xmlns:gz="), "{xml}");
-    assert!(xml.ends_with(
-        " filename=\"f\" name=\"n\"><gz:system_priority>3</gz:system_priority>\
+    assert!(
+        xml.ends_with(
+            " filename=\"f\" name=\"n\"><gz:system_priority>3</gz:system_priority>\
          <a b=\"1 &amp; 2\">x &lt; y</a></plugin>"
-    ), "{xml}");
+        ),
+        "{xml}"
+    );
     let again = read(xml).map_err(|e| e.message);
     assert_eq!(again.map(|d| d.root.name.clone()), Ok("plugin".to_string()));
 }
@@ -280,11 +274,21 @@ fn missing_plugin_attribute_is_an_error() {
 #[test]
 fn garbage_never_panics() {
     let inputs = [
-        "<", "<sdf", "<sdf version='1.6'><world/></sdf>", "<a:b/>", "<sdf><world name='w'>\
+        "<",
+        "<sdf",
+        "<sdf version='1.6'><world/></sdf>",
+        "<a:b/>",
+        "<sdf><world name='w'>\
          <model name='m'><link name='l'><inertial><mass>nan</mass></inertial></link></model>\
-         </world></sdf>", "\u{feff}<sdf version='1.6'/>", "<x:sdf xmlns:x='u'/>", "<sdf version='1.6' \
-         x:y='1'/>", "<!-- c", "<sdf version='1.6'><world name='w'><gravity>1e999 0</gravity>\
-         </world></sdf>", "<sdf\u{e9}/>",
+         </world></sdf>",
+        "\u{feff}<sdf version='1.6'/>",
+        "<x:sdf xmlns:x='u'/>",
+        "<sdf version='1.6' \
+         x:y='1'/>",
+        "<!-- c",
+        "<sdf version='1.6'><world name='w'><gravity>1e999 0</gravity>\
+         </world></sdf>",
+        "<sdf\u{e9}/>",
     ];
     for i in inputs {
         let _ = parse_str(i, "g.sdf");

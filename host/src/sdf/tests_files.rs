@@ -117,4 +117,3 @@ fn levels_world_levels_and_performers() {
     assert!(w.plugins.iter().all(|p| p.name != "gz::sim"));
     assert!(w.levels_plugin.as_ref().is_some_and(|p| p.xml.contains("<level name=\"level3\">")));
 }
-

@@ -108,12 +108,22 @@ fn unknown_frame_names_are_errors_with_element_name_and_line() {
         "<sdf version='1.9'><world name='w'><model name='m'>\n<frame name='f' attached_to='world'/>\
          </model></world></sdf>",
     );
-    assert!(e.starts_with("bad.sdf:2: <frame name=\"f\"> has attached_to=\"world\", but model \"m\" has no frame named \"world\""), "{e}");
+    assert!(
+        e.starts_with(
+            "bad.sdf:2: <frame name=\"f\"> has attached_to=\"world\", but model \"m\" has no frame named \"world\""
+        ),
+        "{e}"
+    );
     let e = error(
         "<sdf version='1.9'><model name='m'><link name='l'/>\n<joint name='j' type='fixed'>\
          <parent>l</parent><child>ghost</child></joint></model></sdf>",
     );
-    assert!(e.starts_with("bad.sdf:2: <joint name=\"j\"> has <child>ghost</child>, but model \"m\" has no frame named \"ghost\""), "{e}");
+    assert!(
+        e.starts_with(
+            "bad.sdf:2: <joint name=\"j\"> has <child>ghost</child>, but model \"m\" has no frame named \"ghost\""
+        ),
+        "{e}"
+    );
     // A scoped name into a nested model that lacks the frame.
     let e = error(
         "<sdf version='1.9'><model name='m'><model name='n'><link name='a'/></model>\n\
@@ -154,10 +164,7 @@ fn placement_frame_warns_with_file_and_line() {
         "<sdf version='1.9'><world name='w'>\n<model name='m' placement_frame='l'>\
          <link name='l'/></model></world></sdf>",
     );
-    assert_eq!(
-        d.warnings,
-        ["t.sdf:2: <model placement_frame> is not supported yet; the pose places the model frame"]
-    );
+    assert_eq!(d.warnings, ["t.sdf:2: <model placement_frame> is not supported yet; the pose places the model frame"]);
 }
 
 #[test]

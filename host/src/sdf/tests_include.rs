@@ -159,13 +159,17 @@ fn an_include_cycle_is_an_error() {
     let e = error_in(&dir, "a.sdf", &ModelPaths::default());
     let canon = |p: &str| dir.join(p).canonicalize().map(|c| c.display().to_string()).unwrap_or_default();
     let (b, c) = (canon("m/b.sdf"), canon("m/c.sdf"));
-    let prefix = format!("{}:4: <include> of b.sdf is a cycle: {b} includes {c} includes {b}", dir.join("m/c.sdf").display());
+    let prefix =
+        format!("{}:4: <include> of b.sdf is a cycle: {b} includes {c} includes {b}", dir.join("m/c.sdf").display());
     assert!(e.starts_with(&prefix), "{e}\nexpected to start with {prefix}");
     // The chain of includes that led there is named too.
     assert!(e.contains(&format!("(included from {}:3)", dir.join("m/b.sdf").display())), "{e}");
     assert!(e.ends_with(&format!("(included from {}:2)", dir.join("a.sdf").display())), "{e}");
     // A file including itself.
-    let dir = scratch("self", &[("s.sdf", "<sdf version='1.9'><model name='s'>\n<include><uri>s.sdf</uri></include></model></sdf>")]);
+    let dir = scratch(
+        "self",
+        &[("s.sdf", "<sdf version='1.9'><model name='s'>\n<include><uri>s.sdf</uri></include></model></sdf>")],
+    );
     let e = error_in(&dir, "s.sdf", &ModelPaths::default());
     assert!(e.contains("s.sdf:2: <include> of s.sdf is a cycle"), "{e}");
 }
@@ -178,7 +182,10 @@ fn errors_inside_an_included_file_name_that_file_and_line() {
             ("w.sdf", "<sdf version='1.9'><world name='w'>\n\n<include><uri>model://bad</uri></include></world></sdf>"),
             ("models/bad/model.sdf", "<sdf version='1.9'>\n<model name='bad'>\n<pose>1 x 0 0 0 0</pose></model></sdf>"),
             ("models/broken/model.sdf", "<sdf version='1.9'>\n<model name='broken'>\n</sdf>"),
-            ("models/frames/model.sdf", "<sdf version='1.9'>\n<model name='f'>\n<link name='l'><pose relative_to='nope'/></link></model></sdf>"),
+            (
+                "models/frames/model.sdf",
+                "<sdf version='1.9'>\n<model name='f'>\n<link name='l'><pose relative_to='nope'/></link></model></sdf>",
+            ),
         ],
     );
     let paths = paths_for(&dir.join("models"));
@@ -192,16 +199,28 @@ fn errors_inside_an_included_file_name_that_file_and_line() {
             dir.join("w.sdf").display()
         )
     );
-    std::fs::write(dir.join("w.sdf"), "<sdf version='1.9'><world name='w'><include><uri>model://broken</uri></include></world></sdf>")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("w.sdf"),
+        "<sdf version='1.9'><world name='w'><include><uri>model://broken</uri></include></world></sdf>",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let e = error_in(&dir, "w.sdf", &paths);
     assert!(e.starts_with(&format!("{}:3:", dir.join("models/broken/model.sdf").display())), "{e}");
     assert!(e.contains("malformed XML"), "{e}");
     // Frame errors are found after reading; they still point into the included file.
-    std::fs::write(dir.join("w.sdf"), "<sdf version='1.9'><world name='w'><include><uri>model://frames</uri></include></world></sdf>")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("w.sdf"),
+        "<sdf version='1.9'><world name='w'><include><uri>model://frames</uri></include></world></sdf>",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let e = error_in(&dir, "w.sdf", &paths);
-    assert!(e.starts_with(&format!("{}:3: <link name=\"l\"> has <pose relative_to=\"nope\">", dir.join("models/frames/model.sdf").display())), "{e}");
+    assert!(
+        e.starts_with(&format!(
+            "{}:3: <link name=\"l\"> has <pose relative_to=\"nope\">",
+            dir.join("models/frames/model.sdf").display()
+        )),
+        "{e}"
+    );
 }
 
 #[test]
@@ -226,16 +245,25 @@ fn model_folders_and_configs_that_name_no_file_are_errors() {
             folder.display()
         )
     );
-    std::fs::write(dir.join("w.sdf"), "<sdf version='1.9'><world name='w'><include><uri>model://lost</uri></include></world></sdf>")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("w.sdf"),
+        "<sdf version='1.9'><world name='w'><include><uri>model://lost</uri></include></world></sdf>",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let e = error_in(&dir, "w.sdf", &paths);
     let config = dir.join("models/lost/model.config");
     assert!(e.starts_with(&format!("{}:2: model.config names ", config.display())), "{e}");
     assert!(e.ends_with("gone.sdf, which is not a file"), "{e}");
-    std::fs::write(dir.join("w.sdf"), "<sdf version='1.9'><world name='w'><include><uri>model://world</uri></include></world></sdf>")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("w.sdf"),
+        "<sdf version='1.9'><world name='w'><include><uri>model://world</uri></include></world></sdf>",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let e = error_in(&dir, "w.sdf", &paths);
-    assert!(e.starts_with(&format!("{}:2: <world> cannot be included", dir.join("models/world/model.sdf").display())), "{e}");
+    assert!(
+        e.starts_with(&format!("{}:2: <world> cannot be included", dir.join("models/world/model.sdf").display())),
+        "{e}"
+    );
 }
 
 #[test]
@@ -243,8 +271,11 @@ fn placement_frame_and_merge_in_an_include_warn() {
     let dir = scratch(
         "warn",
         &[
-            ("w.sdf", "<sdf version='1.9'><world name='w'>\n<include merge='true'><uri>m.sdf</uri>\n\
-                       <placement_frame>l</placement_frame></include></world></sdf>"),
+            (
+                "w.sdf",
+                "<sdf version='1.9'><world name='w'>\n<include merge='true'><uri>m.sdf</uri>\n\
+                       <placement_frame>l</placement_frame></include></world></sdf>",
+            ),
             ("m.sdf", "<sdf version='1.9'><model name='m'><link name='l'/></model></sdf>"),
         ],
     );

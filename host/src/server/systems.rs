@@ -44,12 +44,22 @@ pub(super) fn keep_for_role(
 /// Whether a system attached to a model or sensor while the world runs (a model loaded
 /// by the level manager or created by a user command) runs in the runner's `role`; a
 /// skipped one is logged at info level.
-pub(crate) fn attached_runs_here(plugin: &crate::sdf::PluginSdf, entity: EntityId, role: plugin_api::NetworkRole) -> bool {
+pub(crate) fn attached_runs_here(
+    plugin: &crate::sdf::PluginSdf,
+    entity: EntityId,
+    role: plugin_api::NetworkRole,
+) -> bool {
     let role = RunRole::of_network_role(role);
     match config::place(SystemKind::Attached, plugin.roles, role) {
         Placement::Runs => true,
         Placement::Skipped(why) => {
-            log::info!("{} ({}, {}) of entity {} not run on this {role}: {why}", plugin.name, plugin.filename, plugin.origin, entity.0);
+            log::info!(
+                "{} ({}, {}) of entity {} not run on this {role}: {why}",
+                plugin.name,
+                plugin.filename,
+                plugin.origin,
+                entity.0
+            );
             false
         }
     }
@@ -63,7 +73,11 @@ pub(crate) fn attached_runs_on_secondaries(plugin: &crate::sdf::PluginSdf) -> bo
 
 /// Adds the systems in order, reporting every library that cannot be found or loaded, not
 /// just the first.
-pub(super) fn add_systems(runner: &mut WorldRunner, loader: &mut PluginLoader, requests: Vec<SystemRequest>) -> Result<(), ServerError> {
+pub(super) fn add_systems(
+    runner: &mut WorldRunner,
+    loader: &mut PluginLoader,
+    requests: Vec<SystemRequest>,
+) -> Result<(), ServerError> {
     let mut missing = Vec::new();
     for req in requests {
         match runner.add_system(loader, req) {
@@ -240,7 +254,13 @@ pub(super) fn resolve_selected(runner: &WorldRunner, world: &str, s: Selected) -
         Target::Sensor(scoped) => find_scoped(runner, scoped),
     };
     let Some(entity) = entity else {
-        log::warn!("{}: system {} targets {:?}, which world {:?} does not have; skipped", s.origin, s.name, s.target, world);
+        log::warn!(
+            "{}: system {} targets {:?}, which world {:?} does not have; skipped",
+            s.origin,
+            s.name,
+            s.target,
+            world
+        );
         return None;
     };
     Some(SystemRequest { library: s.library, class: s.name, xml: s.xml, origin: s.origin, entity })
@@ -319,7 +339,10 @@ mod role_tests {
         assert_eq!(libraries(&primary), ["troupe_user_commands", "troupe_scene_broadcaster"]);
         assert_eq!(skipped.len(), 1, "{skipped:?}");
         // The log line names the system, its library, where it was written, and why.
-        assert!(skipped[0].starts_with("gz::sim::systems::Physics (troupe_physics_rapier, server.config:"), "{skipped:?}");
+        assert!(
+            skipped[0].starts_with("gz::sim::systems::Physics (troupe_physics_rapier, server.config:"),
+            "{skipped:?}"
+        );
         assert!(skipped[0].contains("by default: physics runs where performers are simulated"), "{skipped:?}");
 
         let (secondary, _, skipped) = keep_for_role(RunRole::Secondary, None, default_set(), Vec::new());
@@ -356,7 +379,10 @@ mod role_tests {
         let (_, kept, skipped) = keep_for_role(RunRole::Primary, None, Vec::new(), attached.clone());
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].plugin.roles, Some(RoleSet::ALL));
-        assert!(skipped[0].starts_with("gz::sim::systems::DiffDrive (gz-sim-diff-drive-system, w.sdf:12): by default"), "{skipped:?}");
+        assert!(
+            skipped[0].starts_with("gz::sim::systems::DiffDrive (gz-sim-diff-drive-system, w.sdf:12): by default"),
+            "{skipped:?}"
+        );
         let (_, kept, _) = keep_for_role(RunRole::Secondary, None, Vec::new(), attached);
         assert_eq!(kept.len(), 2);
 

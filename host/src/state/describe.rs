@@ -61,10 +61,9 @@ fn f64s(bytes: &[u8]) -> Option<Vec<f64>> {
 
 fn close_floats(a: &[u8], b: &[u8], tolerance: f64) -> bool {
     match (f64s(a), f64s(b)) {
-        (Some(a), Some(b)) if a.len() == b.len() => a
-            .iter()
-            .zip(&b)
-            .all(|(x, y)| x.to_bits() == y.to_bits() || (x - y).abs() <= tolerance),
+        (Some(a), Some(b)) if a.len() == b.len() => {
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits() || (x - y).abs() <= tolerance)
+        }
         _ => false,
     }
 }

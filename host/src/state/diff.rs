@@ -65,8 +65,12 @@ impl StateView {
     /// The view of the performers only: every performer's model and its descendants, without
     /// their `PerformerLevels` (see the module doc).
     pub fn performers(&self) -> StateView {
-        let models: std::collections::BTreeSet<u64> =
-            self.entities.iter().filter(|(_, c)| c.contains_key(&Performer::ID.0)).filter_map(|(&id, _)| self.parent(id)).collect();
+        let models: std::collections::BTreeSet<u64> = self
+            .entities
+            .iter()
+            .filter(|(_, c)| c.contains_key(&Performer::ID.0))
+            .filter_map(|(&id, _)| self.parent(id))
+            .collect();
         let mut out = StateView::default();
         for (&id, components) in &self.entities {
             let mut current = Some(id);
@@ -97,7 +101,11 @@ impl StateView {
             let Some(e) = current.and_then(|c| self.entities.get(&c)) else { break };
             let name = e.get(&Name::ID.0).and_then(|b| Name::from_bytes(b).ok()).map_or("?".to_string(), |n| n.0);
             parts.push(name);
-            current = e.get(&ParentEntity::ID.0).and_then(|b| ParentEntity::from_bytes(b).ok()).map(|p| p.0 .0).filter(|p| *p != 0);
+            current = e
+                .get(&ParentEntity::ID.0)
+                .and_then(|b| ParentEntity::from_bytes(b).ok())
+                .map(|p| p.0 .0)
+                .filter(|p| *p != 0);
         }
         parts.reverse();
         parts.join("::")
@@ -220,10 +228,18 @@ pub fn first_mismatch(a: &StateView, b: &StateView, tolerance: f64) -> Option<Mi
     loop {
         match (ia.peek(), ib.peek()) {
             (None, None) => return None,
-            (Some((&id, _)), None) => return Some(Mismatch::Entity { entity: id, name: a.scoped_name(id), only_in: Side::A }),
-            (None, Some((&id, _))) => return Some(Mismatch::Entity { entity: id, name: b.scoped_name(id), only_in: Side::B }),
-            (Some((&x, _)), Some((&y, _))) if x < y => return Some(Mismatch::Entity { entity: x, name: a.scoped_name(x), only_in: Side::A }),
-            (Some((&x, _)), Some((&y, _))) if y < x => return Some(Mismatch::Entity { entity: y, name: b.scoped_name(y), only_in: Side::B }),
+            (Some((&id, _)), None) => {
+                return Some(Mismatch::Entity { entity: id, name: a.scoped_name(id), only_in: Side::A })
+            }
+            (None, Some((&id, _))) => {
+                return Some(Mismatch::Entity { entity: id, name: b.scoped_name(id), only_in: Side::B })
+            }
+            (Some((&x, _)), Some((&y, _))) if x < y => {
+                return Some(Mismatch::Entity { entity: x, name: a.scoped_name(x), only_in: Side::A })
+            }
+            (Some((&x, _)), Some((&y, _))) if y < x => {
+                return Some(Mismatch::Entity { entity: y, name: b.scoped_name(y), only_in: Side::B })
+            }
             (Some((&id, ca)), Some((_, cb))) => {
                 if let Some(m) = component_mismatch(id, ca, cb, a, tolerance) {
                     return Some(m);
@@ -249,13 +265,31 @@ fn component_mismatch(
         match (ca.get(&ty), cb.get(&ty)) {
             (Some(x), Some(y)) if same_value(t, x, y, tolerance) => {}
             (Some(x), Some(y)) => {
-                return Some(Mismatch::Value { entity: id, name: name(), component: type_name(t), a: describe(t, x), b: describe(t, y) })
+                return Some(Mismatch::Value {
+                    entity: id,
+                    name: name(),
+                    component: type_name(t),
+                    a: describe(t, x),
+                    b: describe(t, y),
+                })
             }
             (Some(x), None) => {
-                return Some(Mismatch::Component { entity: id, name: name(), component: type_name(t), only_in: Side::A, value: describe(t, x) })
+                return Some(Mismatch::Component {
+                    entity: id,
+                    name: name(),
+                    component: type_name(t),
+                    only_in: Side::A,
+                    value: describe(t, x),
+                })
             }
             (None, Some(y)) => {
-                return Some(Mismatch::Component { entity: id, name: name(), component: type_name(t), only_in: Side::B, value: describe(t, y) })
+                return Some(Mismatch::Component {
+                    entity: id,
+                    name: name(),
+                    component: type_name(t),
+                    only_in: Side::B,
+                    value: describe(t, y),
+                })
             }
             (None, None) => {}
         }
@@ -293,7 +327,10 @@ impl Replay {
         loop {
             let at = (self.reader.position(), self.view.clone(), self.stamp);
             match self.reader.next_record()? {
-                Some(Record { kind, state, .. }) if Stamp::of(&state).iteration == self.stamp.iteration || kind == RecordKind::Full && Stamp::of(&state) == self.stamp => {
+                Some(Record { kind, state, .. })
+                    if Stamp::of(&state).iteration == self.stamp.iteration
+                        || kind == RecordKind::Full && Stamp::of(&state) == self.stamp =>
+                {
                     self.view.apply(kind, &state);
                     if kind == RecordKind::Changed {
                         self.stamp = Stamp::of(&state);
@@ -406,7 +443,10 @@ pub fn diff_logs_with(a: &Path, b: &Path, options: &DiffOptions) -> Result<DiffR
     };
     for (side, r) in [(Side::A, &ra), (Side::B, &rb)] {
         if let Some(at) = r.reader.truncated_at() {
-            notes.push(format!("{side} ({}) is truncated at byte {at}; compared up to its last complete record", r.reader.path().display()));
+            notes.push(format!(
+                "{side} ({}) is truncated at byte {at}; compared up to its last complete record",
+                r.reader.path().display()
+            ));
         }
     }
     Ok(DiffReport { outcome, notes })
@@ -429,7 +469,12 @@ impl fmt::Display for DiffReport {
                  the {steps} steps both hold match"
             ),
             Outcome::Different { step, stamp, mismatch } => {
-                write!(f, "first difference at step {step} (iteration {}, sim time {:.9} s)", stamp.iteration, secs(stamp.sim_time_ns))?;
+                write!(
+                    f,
+                    "first difference at step {step} (iteration {}, sim time {:.9} s)",
+                    stamp.iteration,
+                    secs(stamp.sim_time_ns)
+                )?;
                 match mismatch {
                     Mismatch::Clock { a, b } => writeln!(
                         f,

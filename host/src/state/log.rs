@@ -125,8 +125,11 @@ impl LogHeader {
         let interval = get("keyframe_interval")?;
         Ok(LogHeader {
             world: get("world")?,
-            fingerprint: u64::from_str_radix(&fp, 16).map_err(|_| format!("fingerprint {fp:?} is not 16 hex digits"))?,
-            keyframe_interval: interval.parse().map_err(|_| format!("keyframe_interval {interval:?} is not a number"))?,
+            fingerprint: u64::from_str_radix(&fp, 16)
+                .map_err(|_| format!("fingerprint {fp:?} is not 16 hex digits"))?,
+            keyframe_interval: interval
+                .parse()
+                .map_err(|_| format!("keyframe_interval {interval:?} is not a number"))?,
             troupe: get("troupe").unwrap_or_default(),
         })
     }
@@ -199,7 +202,13 @@ impl LogWriter {
     pub fn create(path: &Path, header: &LogHeader) -> Result<LogWriter, LogError> {
         let io = |source| LogError::Io { path: path.to_path_buf(), source };
         let file = File::create(path).map_err(io)?;
-        let mut w = LogWriter { out: BufWriter::with_capacity(1 << 20, file), path: path.to_path_buf(), offset: 0, records: 0, buf: Vec::new() };
+        let mut w = LogWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            path: path.to_path_buf(),
+            offset: 0,
+            records: 0,
+            buf: Vec::new(),
+        };
         let head = header.to_msg().encode_to_vec();
         let mut start = Vec::with_capacity(16 + head.len());
         start.extend_from_slice(&MAGIC);
@@ -274,12 +283,17 @@ impl LogReader {
         let mut input = BufReader::with_capacity(1 << 20, file);
         let not_a_log = |reason: String| LogError::NotALog { path: path.to_path_buf(), reason };
         let mut start = [0u8; 16];
-        let got = read_up_to(&mut input, &mut start).map_err(|source| LogError::Io { path: path.to_path_buf(), source })?;
+        let got =
+            read_up_to(&mut input, &mut start).map_err(|source| LogError::Io { path: path.to_path_buf(), source })?;
         if got < 8 || start[..8] != MAGIC {
             return Err(not_a_log("not a Troupe state log (it does not start with \"TROUPLOG\")".into()));
         }
         if got < 16 {
-            return Err(LogError::Header { path: path.to_path_buf(), offset: 8, reason: "the file ends inside the header".into() });
+            return Err(LogError::Header {
+                path: path.to_path_buf(),
+                offset: 8,
+                reason: "the file ends inside the header".into(),
+            });
         }
         let version = u32::from_le_bytes([start[8], start[9], start[10], start[11]]);
         if version != VERSION {
@@ -291,13 +305,21 @@ impl LogReader {
             return Err(header_error(format!("header length {len} is implausible")));
         }
         let mut head = vec![0u8; len as usize];
-        let got = read_up_to(&mut input, &mut head).map_err(|source| LogError::Io { path: path.to_path_buf(), source })?;
+        let got =
+            read_up_to(&mut input, &mut head).map_err(|source| LogError::Io { path: path.to_path_buf(), source })?;
         if got < head.len() {
             return Err(header_error(format!("the file ends inside the header ({got} of {len} bytes)")));
         }
         let msg = Header::decode(head.as_slice()).map_err(|e| header_error(format!("not a gz.msgs.Header: {e}")))?;
         let header = LogHeader::from_msg(&msg).map_err(header_error)?;
-        Ok(LogReader { input, path: path.to_path_buf(), header, offset: 16 + u64::from(len), index: 0, truncated_at: None })
+        Ok(LogReader {
+            input,
+            path: path.to_path_buf(),
+            header,
+            offset: 16 + u64::from(len),
+            index: 0,
+            truncated_at: None,
+        })
     }
 
     /// The log's header.
@@ -321,9 +343,7 @@ impl LogReader {
     /// Moves to the record at `offset`, which is record number `index` (a position answered
     /// by [`LogReader::position`] or a [`Record`]'s own).
     pub fn seek_to(&mut self, offset: u64, index: u64) -> Result<(), LogError> {
-        self.input
-            .seek(SeekFrom::Start(offset))
-            .map_err(|source| LogError::Io { path: self.path.clone(), source })?;
+        self.input.seek(SeekFrom::Start(offset)).map_err(|source| LogError::Io { path: self.path.clone(), source })?;
         self.offset = offset;
         self.index = index;
         self.truncated_at = None;

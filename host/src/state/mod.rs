@@ -48,7 +48,8 @@ impl Stamp {
     /// The stamp of a state map's header (zero when absent or unreadable).
     pub fn of(map: &SerializedStateMap) -> Stamp {
         let Some(header) = &map.header else { return Stamp::default() };
-        let sim_time_ns = header.stamp.map_or(0, |t| t.sec.saturating_mul(1_000_000_000).saturating_add(i64::from(t.nsec)));
+        let sim_time_ns =
+            header.stamp.map_or(0, |t| t.sec.saturating_mul(1_000_000_000).saturating_add(i64::from(t.nsec)));
         let iteration = header
             .data
             .iter()
@@ -159,7 +160,9 @@ pub fn changed_state(ecm: &Ecm, stamp: Stamp) -> SerializedStateMap {
         bytes.clear();
         if ecm.get_raw(id, ty, &mut bytes) {
             has_one_time |= change == Change::OneTime;
-            entry.components.insert(ty.0, SerializedComponent { r#type: ty.0, component: bytes.clone(), remove: false });
+            entry
+                .components
+                .insert(ty.0, SerializedComponent { r#type: ty.0, component: bytes.clone(), remove: false });
         }
     }
     for &(id, ty) in ecm.removed_components() {
@@ -194,7 +197,11 @@ fn check_keys(map: &SerializedStateMap) -> Result<(), StateError> {
                 return Err(StateError::Component {
                     entity: key,
                     component: ComponentTypeId(ty).to_string(),
-                    reason: format!("keyed {} but its type is {}", ComponentTypeId(ty), ComponentTypeId(component.r#type)),
+                    reason: format!(
+                        "keyed {} but its type is {}",
+                        ComponentTypeId(ty),
+                        ComponentTypeId(component.r#type)
+                    ),
                 });
             }
         }
@@ -243,7 +250,8 @@ impl StateApplier {
                     done.removed += 1;
                 }
             } else if !ecm.has_entity(id) {
-                ecm.create_with_id(id).map_err(|e| StateError::Entity { entity: key, reason: e.message.into_string() })?;
+                ecm.create_with_id(id)
+                    .map_err(|e| StateError::Entity { entity: key, reason: e.message.into_string() })?;
                 done.created += 1;
             }
         }

@@ -135,13 +135,8 @@ impl Player {
     /// iteration; the end of the log if it stops earlier) and answers its stamp.
     pub fn seek(&mut self, ecm: &mut Ecm, iteration: u64) -> Result<Stamp, PlaybackError> {
         // The last keyframe at or before the target; the first record is always one.
-        let keyframe = self
-            .keyframes
-            .iter()
-            .rev()
-            .find(|k| k.stamp.iteration <= iteration)
-            .copied()
-            .unwrap_or(self.keyframes[0]);
+        let keyframe =
+            self.keyframes.iter().rev().find(|k| k.stamp.iteration <= iteration).copied().unwrap_or(self.keyframes[0]);
         self.reader.seek_to(keyframe.offset, keyframe.index)?;
         let Some(record) = self.reader.next_record()? else {
             return Err(self.apply_error(keyframe.index, "the keyframe indexed at open is gone".into()));
@@ -194,7 +189,10 @@ impl Player {
                 let ty = ComponentTypeId(ty);
                 if ecm.component_name(ty).is_none() {
                     if self.warned.insert(ty.0) {
-                        ::log::warn!("{}: component type {ty} is not registered here; its values are skipped", self.path.display());
+                        ::log::warn!(
+                            "{}: component type {ty} is not registered here; its values are skipped",
+                            self.path.display()
+                        );
                     }
                     continue;
                 }

@@ -27,7 +27,8 @@ fn encode(map: &SerializedStateMap) -> Vec<u8> {
 fn every_registered_component_type_has_a_sample() {
     let have: BTreeSet<ComponentTypeId> = samples().iter().map(|s| s.0).collect();
     let ecm = Ecm::new();
-    let missing: Vec<&str> = ecm.component_types().filter(|(id, _, _)| !have.contains(id)).map(|(_, name, _)| name).collect();
+    let missing: Vec<&str> =
+        ecm.component_types().filter(|(id, _, _)| !have.contains(id)).map(|(_, name, _)| name).collect();
     assert!(missing.is_empty(), "add a sample to host/src/state/samples.rs for: {missing:?}");
 }
 
@@ -123,7 +124,9 @@ fn apply_creates_with_given_ids_and_moves_the_id_counter() {
     for id in [7u64, 3] {
         let mut entity = SerializedEntityMap { id, ..Default::default() };
         let name = Name(format!("e{id}")).to_bytes();
-        entity.components.insert(Name::ID.0, SerializedComponent { r#type: Name::ID.0, component: name, remove: false });
+        entity
+            .components
+            .insert(Name::ID.0, SerializedComponent { r#type: Name::ID.0, component: name, remove: false });
         map.entities.insert(id, entity);
     }
     let done = apply_state(&mut ecm, &map).unwrap();
@@ -139,7 +142,9 @@ fn apply_flags_periodic_unless_the_map_says_one_time() {
     let moved = Pose::from_xyz_rpy(1.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut map = SerializedStateMap::default();
     let mut entity = SerializedEntityMap { id: a.0, ..Default::default() };
-    entity.components.insert(Pose::ID.0, SerializedComponent { r#type: Pose::ID.0, component: moved.to_bytes(), remove: false });
+    entity
+        .components
+        .insert(Pose::ID.0, SerializedComponent { r#type: Pose::ID.0, component: moved.to_bytes(), remove: false });
     map.entities.insert(a.0, entity);
     apply_state(&mut ecm, &map).unwrap();
     assert_eq!(ecm.change_of(a, Pose::ID), Change::Periodic);
@@ -156,7 +161,9 @@ fn apply_removes_entities_and_components() {
     let mut map = SerializedStateMap::default();
     map.entities.insert(model.0, SerializedEntityMap { id: model.0, remove: true, ..Default::default() });
     let mut entity = SerializedEntityMap { id: a.0, ..Default::default() };
-    entity.components.insert(Name::ID.0, SerializedComponent { r#type: Name::ID.0, component: Vec::new(), remove: true });
+    entity
+        .components
+        .insert(Name::ID.0, SerializedComponent { r#type: Name::ID.0, component: Vec::new(), remove: true });
     map.entities.insert(a.0, entity);
     let done = apply_state(&mut ecm, &map).unwrap();
     assert_eq!((done.removed, done.components_removed), (1, 1));
@@ -172,7 +179,9 @@ fn unknown_component_types_are_skipped_not_fatal() {
     for ty in [42u64, 43] {
         entity.components.insert(ty, SerializedComponent { r#type: ty, component: vec![1, 2, 3], remove: false });
     }
-    entity.components.insert(Static::ID.0, SerializedComponent { r#type: Static::ID.0, component: vec![1], remove: false });
+    entity
+        .components
+        .insert(Static::ID.0, SerializedComponent { r#type: Static::ID.0, component: vec![1], remove: false });
     map.entities.insert(5, entity);
     let mut applier = StateApplier::new();
     let done = applier.apply(&mut ecm, &map).unwrap();
@@ -200,7 +209,9 @@ fn wrong_component_bytes_name_the_entity_and_component() {
     let mut ecm = Ecm::new();
     let mut map = SerializedStateMap::default();
     let mut entity = SerializedEntityMap { id: 12, ..Default::default() };
-    entity.components.insert(Pose::ID.0, SerializedComponent { r#type: Pose::ID.0, component: vec![0; 20], remove: false });
+    entity
+        .components
+        .insert(Pose::ID.0, SerializedComponent { r#type: Pose::ID.0, component: vec![0; 20], remove: false });
     map.entities.insert(12, entity);
     let err = apply_state(&mut ecm, &decode_state(&encode(&map)).unwrap()).unwrap_err();
     match &err {

@@ -386,7 +386,8 @@ impl Node {
     pub fn advertise(&self, topic: &str, msg_type: &str, options: TopicOptions) -> Result<u64, TransportError> {
         check_name("topic", topic)?;
         let id = self.next_id();
-        let publisher = Publisher { topic: topic.to_string(), msg_type: msg_type.to_string(), options, seq: 0, last_sent: None };
+        let publisher =
+            Publisher { topic: topic.to_string(), msg_type: msg_type.to_string(), options, seq: 0, last_sent: None };
         self.inner.state.lock().unwrap().publishers.insert(id, publisher);
         self.inner.advertisements.fetch_add(1, Ordering::Relaxed);
         if let Some(net) = &self.inner.net {
@@ -436,14 +437,16 @@ impl Node {
         }
         let state = self.inner.state.lock().unwrap();
         let Some(p) = state.publishers.get(&publisher) else { return false };
-        state.subscribers.get(&p.topic).is_some_and(|v| !v.is_empty()) || self.inner.net.as_ref().is_some_and(|n| n.is_wanted(&p.topic))
+        state.subscribers.get(&p.topic).is_some_and(|v| !v.is_empty())
+            || self.inner.net.as_ref().is_some_and(|n| n.is_wanted(&p.topic))
     }
 
     /// Whether anything subscribes to anything: false means [`Node::has_subscribers`] is
     /// false for every publisher (two atomic loads).
     #[inline]
     pub fn may_have_subscribers(&self) -> bool {
-        self.inner.local_subscriptions.load(Ordering::Relaxed) > 0 || self.inner.net.as_ref().is_some_and(|n| n.has_remote_subscribers())
+        self.inner.local_subscriptions.load(Ordering::Relaxed) > 0
+            || self.inner.net.as_ref().is_some_and(|n| n.has_remote_subscribers())
     }
 
     /// Configured peers that did not answer this node's last greeting: (address, why).
@@ -521,7 +524,8 @@ impl Node {
     fn expire_pending(&self) {
         let expired: Vec<Pending> = {
             let mut pending = self.inner.pending.lock().unwrap();
-            let ids: Vec<u64> = pending.iter().filter(|(_, p)| p.since.elapsed() > UNANSWERED_AFTER).map(|(id, _)| *id).collect();
+            let ids: Vec<u64> =
+                pending.iter().filter(|(_, p)| p.since.elapsed() > UNANSWERED_AFTER).map(|(id, _)| *id).collect();
             ids.into_iter().filter_map(|id| pending.remove(&id)).collect()
         };
         for p in expired {
@@ -578,7 +582,13 @@ impl Node {
     }
 
     /// Offers a service answered by `handler` on the transport's thread.
-    pub fn offer_direct(&self, name: &str, req_type: &str, rep_type: &str, handler: DirectHandler) -> Result<(), TransportError> {
+    pub fn offer_direct(
+        &self,
+        name: &str,
+        req_type: &str,
+        rep_type: &str,
+        handler: DirectHandler,
+    ) -> Result<(), TransportError> {
         self.offer(name, req_type, rep_type, Handler::Direct(handler))
     }
 
@@ -645,10 +655,15 @@ impl Node {
                     let _ = tx.send(a);
                 }),
             );
-            return rx.recv_timeout(timeout).map_err(|_| TransportError::Timeout { service: service.to_string(), timeout });
+            return rx
+                .recv_timeout(timeout)
+                .map_err(|_| TransportError::Timeout { service: service.to_string(), timeout });
         }
         let Some(net) = &self.inner.net else {
-            return Err(TransportError::NoSuchService { service: service.to_string(), partition: self.inner.partition.clone() });
+            return Err(TransportError::NoSuchService {
+                service: service.to_string(),
+                partition: self.inner.partition.clone(),
+            });
         };
         let addr = net.find_service(service).ok_or_else(|| TransportError::NoSuchService {
             service: service.to_string(),
@@ -674,7 +689,8 @@ impl Node {
     /// The topics this node's publishers advertise: (name, type).
     pub fn own_topics(&self) -> Vec<(String, String)> {
         let state = self.inner.state.lock().unwrap();
-        let mut all: Vec<(String, String)> = state.publishers.values().map(|p| (p.topic.clone(), p.msg_type.clone())).collect();
+        let mut all: Vec<(String, String)> =
+            state.publishers.values().map(|p| (p.topic.clone(), p.msg_type.clone())).collect();
         all.sort();
         all.dedup();
         all

@@ -117,8 +117,8 @@ impl Net {
         let sub_sock = Socket::new(Protocol::Sub0).map_err(nng_err("opening a subscriber socket"))?;
         sub_sock.set_opt::<RecvBufferSize>(BUFFER).map_err(nng_err("sizing the subscriber's buffer"))?;
         let entry = Entry { node: id.to_string(), pid: std::process::id(), pub_addr, rep_addr, ..Entry::default() };
-        let registration =
-            Registration::create(dir, entry).map_err(|source| TransportError::Rendezvous { dir: dir.to_path_buf(), source })?;
+        let registration = Registration::create(dir, entry)
+            .map_err(|source| TransportError::Rendezvous { dir: dir.to_path_buf(), source })?;
         Ok(Net {
             id: id.to_string(),
             dir: dir.to_path_buf(),
@@ -146,7 +146,8 @@ impl Net {
             let ctx = Context::new(&self.rep_sock).map_err(nng_err("opening a service context"))?;
             let c = ctx.clone();
             let weak = inner.clone();
-            let aio = Aio::new(move |aio, result| serve(&weak, &c, aio, result)).map_err(nng_err("making a service worker"))?;
+            let aio = Aio::new(move |aio, result| serve(&weak, &c, aio, result))
+                .map_err(nng_err("making a service worker"))?;
             ctx.recv(&aio).map_err(nng_err("waiting for requests"))?;
             workers.push((aio, ctx));
         }
@@ -253,7 +254,8 @@ impl Net {
     /// nodes subscribe to.
     fn discover(&self, topics: &[String]) {
         let peers = self.peers();
-        let published: HashSet<String> = self.registration.lock().unwrap().entry().topics.iter().map(|(t, _)| t.clone()).collect();
+        let published: HashSet<String> =
+            self.registration.lock().unwrap().entry().topics.iter().map(|(t, _)| t.clone()).collect();
         let known = {
             let mut dialed_by = self.dialed_by.lock().unwrap();
             for e in &peers {
@@ -275,14 +277,20 @@ impl Net {
             let mut dialed = self.dialed.lock().unwrap();
             if dialed.insert(e.pub_addr.clone()) {
                 if let Err(err) = self.sub_sock.dial_async(&e.pub_addr) {
-                    log::warn!("transport: cannot connect to the publisher of node {} at {}: {err}", e.node, e.pub_addr);
+                    log::warn!(
+                        "transport: cannot connect to the publisher of node {} at {}: {err}",
+                        e.node,
+                        e.pub_addr
+                    );
                 }
             }
         }
     }
 
     pub(super) fn subscribe(&self, topic: &str) -> Result<(), TransportError> {
-        self.sub_sock.set_opt::<Subscribe>(wire::topic_prefix(topic)).map_err(nng_err(format!("subscribing to {topic}")))?;
+        self.sub_sock
+            .set_opt::<Subscribe>(wire::topic_prefix(topic))
+            .map_err(nng_err(format!("subscribing to {topic}")))?;
         self.list(|e| {
             e.subscriptions.insert(topic.to_string());
         })?;
@@ -317,7 +325,8 @@ impl Net {
     pub(super) fn is_wanted(&self, topic: &str) -> bool {
         let connected = self.remote_subscribers.load(Ordering::Relaxed);
         connected > 0
-            && (connected > self.known_subscribers.load(Ordering::Relaxed) || self.wanted.lock().unwrap().contains(topic))
+            && (connected > self.known_subscribers.load(Ordering::Relaxed)
+                || self.wanted.lock().unwrap().contains(topic))
     }
 
     /// Where this node serves its services (the address other machines are given).
@@ -326,7 +335,11 @@ impl Net {
     }
 
     pub(super) fn list(&self, change: impl FnOnce(&mut Entry)) -> Result<(), TransportError> {
-        self.registration.lock().unwrap().update(change).map_err(|source| TransportError::Rendezvous { dir: self.dir.clone(), source })
+        self.registration
+            .lock()
+            .unwrap()
+            .update(change)
+            .map_err(|source| TransportError::Rendezvous { dir: self.dir.clone(), source })
     }
 
     /// Takes the node out of the rendezvous directory (its file and IPC socket files).
@@ -386,14 +399,13 @@ fn serve(node: &Weak<Inner>, ctx: &Context, aio: Aio, result: AioResult) {
                 }
             });
             // Only the hello needs to know who called (asking nng costs a lookup).
-            let seen_from = if msg.as_slice().starts_with(peers::HELLO.as_bytes()) { remote_host(&mut msg) } else { None };
+            let seen_from =
+                if msg.as_slice().starts_with(peers::HELLO.as_bytes()) { remote_host(&mut msg) } else { None };
             match wire::decode_request(&msg) {
-                Ok((peers::HELLO, payload)) => {
-                    match &node.inner.net {
-                        Some(net) => respond(net.hello(payload, seen_from)),
-                        None => respond(Answer::Error("no network".into())),
-                    }
-                }
+                Ok((peers::HELLO, payload)) => match &node.inner.net {
+                    Some(net) => respond(net.hello(payload, seen_from)),
+                    None => respond(Answer::Error("no network".into())),
+                },
                 Ok((name, payload)) => node.dispatch(name, payload, respond),
                 Err(e) => respond(Answer::Error(e.0)),
             }

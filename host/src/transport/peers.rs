@@ -35,7 +35,9 @@ pub fn peer_url(addr: &str) -> Result<String, String> {
     let addr = addr.trim();
     let rest = match addr.split_once("://") {
         Some(("tcp", rest)) => rest,
-        Some((scheme, _)) => return Err(format!("peer address {addr:?}: only tcp:// peers can be on another machine, not {scheme}://")),
+        Some((scheme, _)) => {
+            return Err(format!("peer address {addr:?}: only tcp:// peers can be on another machine, not {scheme}://"))
+        }
         None => addr,
     };
     let Some((host, port)) = rest.rsplit_once(':') else {
@@ -53,7 +55,10 @@ pub fn peer_url(addr: &str) -> Result<String, String> {
 /// Peer addresses from the environment (`TROUPE_PEERS`, separated by commas or spaces).
 pub fn peers_from_env() -> Result<Vec<String>, String> {
     let Ok(list) = std::env::var("TROUPE_PEERS") else { return Ok(Vec::new()) };
-    list.split([',', ' ']).filter(|s| !s.trim().is_empty()).map(|a| peer_url(a).map_err(|e| format!("TROUPE_PEERS: {e}"))).collect()
+    list.split([',', ' '])
+        .filter(|s| !s.trim().is_empty())
+        .map(|a| peer_url(a).map_err(|e| format!("TROUPE_PEERS: {e}")))
+        .collect()
 }
 
 /// The hello text of a listing.

@@ -34,7 +34,9 @@ pub fn partition_from(get: impl Fn(&str) -> Option<String>) -> String {
             return p;
         }
     }
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "localhost".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
     let user = get("USER").unwrap_or_else(|| format!("uid{}", uid()));
     format!("{host}:{user}")
 }
@@ -130,7 +132,9 @@ pub fn scan(dir: &Path) -> Vec<Entry> {
     let mut entries = Vec::new();
     for file in read.flatten() {
         let path = file.path();
-        let Some(node) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".node")) else { continue };
+        let Some(node) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".node")) else {
+            continue;
+        };
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         match Entry::parse(node, &text) {
             Some(e) if alive(e.pid) => entries.push(e),

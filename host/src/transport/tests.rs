@@ -28,7 +28,14 @@ fn names_follow_gz_rules() {
     for good in ["/world/shapes/pose/info", "/clock", "/a_b-c.d"] {
         check_name("topic", good).unwrap();
     }
-    for (bad, why) in [("world/x", "start with '/'"), ("/", "empty"), ("/a//b", "\"//\""), ("/a b", "whitespace"), ("/a:b", "':'"), ("/a/", "ends with")] {
+    for (bad, why) in [
+        ("world/x", "start with '/'"),
+        ("/", "empty"),
+        ("/a//b", "\"//\""),
+        ("/a b", "whitespace"),
+        ("/a:b", "':'"),
+        ("/a/", "ends with"),
+    ] {
         let e = check_name("topic", bad).unwrap_err().to_string();
         assert!(e.contains(why), "{bad}: {e}");
     }
@@ -45,7 +52,10 @@ fn a_local_node_delivers_to_its_own_subscribers_and_counts_gaps() {
         assert!(node.publish(publisher, &[i]).unwrap());
     }
     let got = sub.take();
-    assert_eq!(got.iter().map(|m| (m.seq, m.payload.clone())).collect::<Vec<_>>(), vec![(1, vec![0]), (2, vec![1]), (3, vec![2])]);
+    assert_eq!(
+        got.iter().map(|m| (m.seq, m.payload.clone())).collect::<Vec<_>>(),
+        vec![(1, vec![0]), (2, vec![1]), (3, vec![2])]
+    );
     assert!(other_type.take().is_empty(), "a subscriber of another type gets nothing");
     // A sender's sequence jumping from 3 to 6 is two missed messages.
     sub.0.push("/t", "gz.msgs.StringMsg", node.id(), 6, &[9]);
@@ -58,7 +68,9 @@ fn a_local_node_delivers_to_its_own_subscribers_and_counts_gaps() {
 #[test]
 fn a_throttled_publisher_skips_what_exceeds_its_rate() {
     let node = Node::local();
-    let publisher = node.advertise("/stats", "gz.msgs.WorldStatistics", TopicOptions { reliable: false, max_rate_hz: 10.0 }).unwrap();
+    let publisher = node
+        .advertise("/stats", "gz.msgs.WorldStatistics", TopicOptions { reliable: false, max_rate_hz: 10.0 })
+        .unwrap();
     let sub = node.subscribe("/stats", "").unwrap();
     let sent = (0..50).filter(|_| node.publish(publisher, b"x").unwrap()).count();
     // 50 publications in far less than 100 ms: only the first goes out.
@@ -69,7 +81,13 @@ fn a_throttled_publisher_skips_what_exceeds_its_rate() {
 #[test]
 fn local_services_answer_directly_or_through_their_queue() {
     let node = Node::local();
-    node.offer_direct("/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|req: &[u8]| Answer::Ok(req.to_vec()))).unwrap();
+    node.offer_direct(
+        "/echo",
+        "gz.msgs.StringMsg",
+        "gz.msgs.StringMsg",
+        Arc::new(|req: &[u8]| Answer::Ok(req.to_vec())),
+    )
+    .unwrap();
     assert_eq!(node.call("/echo", b"hi", WAIT).unwrap(), Answer::Ok(b"hi".to_vec()));
     assert!(matches!(
         node.offer_direct("/echo", "a", "b", Arc::new(|_: &[u8]| Answer::Failed(vec![]))),
@@ -100,7 +118,14 @@ fn two_networked_nodes_exchange_topics_and_services() {
     let server = Node::open(&p, &Bind::Ipc).unwrap();
     let client = Node::open(&p, &Bind::Ipc).unwrap();
     let publisher = server.advertise("/world/w/clock", "gz.msgs.Clock", TopicOptions::default()).unwrap();
-    server.offer_direct("/world/w/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|r: &[u8]| Answer::Ok(r.to_vec()))).unwrap();
+    server
+        .offer_direct(
+            "/world/w/echo",
+            "gz.msgs.StringMsg",
+            "gz.msgs.StringMsg",
+            Arc::new(|r: &[u8]| Answer::Ok(r.to_vec())),
+        )
+        .unwrap();
     let sub = client.subscribe("/world/w/clock", "gz.msgs.Clock").unwrap();
     // Publish until the subscriber's connection is up (PUB drops what is sent before).
     let deadline = Instant::now() + WAIT;
@@ -111,7 +136,10 @@ fn two_networked_nodes_exchange_topics_and_services() {
         }
         assert!(Instant::now() < deadline, "no message reached the subscriber in {WAIT:?}");
     };
-    assert_eq!((first.topic.as_str(), first.msg_type.as_str(), first.sender.as_str()), ("/world/w/clock", "gz.msgs.Clock", server.id()));
+    assert_eq!(
+        (first.topic.as_str(), first.msg_type.as_str(), first.sender.as_str()),
+        ("/world/w/clock", "gz.msgs.Clock", server.id())
+    );
     assert!(eventually(|| server.has_subscribers(publisher)));
     // A burst after the connection is up arrives whole and in order.
     let base = first.seq;
@@ -184,7 +212,14 @@ fn nodes_of_other_machines_meet_through_peer_addresses() {
     // only the peer address brings them together.
     let (server_side, tool_side) = (partition("peer-server"), partition("peer-tool"));
     let server = Node::open(&server_side, &Bind::Tcp { host: "127.0.0.1".into(), port: 0 }).unwrap();
-    server.offer_direct("/remote/echo", "gz.msgs.StringMsg", "gz.msgs.StringMsg", Arc::new(|r: &[u8]| Answer::Ok(r.to_vec()))).unwrap();
+    server
+        .offer_direct(
+            "/remote/echo",
+            "gz.msgs.StringMsg",
+            "gz.msgs.StringMsg",
+            Arc::new(|r: &[u8]| Answer::Ok(r.to_vec())),
+        )
+        .unwrap();
     let info = server.advertise("/remote/info", "gz.msgs.StringMsg", TopicOptions::default()).unwrap();
     let commands = server.subscribe("/remote/cmd", "").unwrap();
     let addr = server.service_addr().unwrap();
@@ -193,7 +228,10 @@ fn nodes_of_other_machines_meet_through_peer_addresses() {
     // As a command-line tool with --peer opens its node.
     let tool = Node::open_with_peers(&tool_side, &Bind::Tcp { host: "0.0.0.0".into(), port: 0 }, vec![addr]).unwrap();
     assert!(tool.silent_peers().is_empty(), "{:?}", tool.silent_peers());
-    assert!(tool.services().iter().any(|(s, _, _)| s == "/remote/echo"), "the first greeting happens before open returns");
+    assert!(
+        tool.services().iter().any(|(s, _, _)| s == "/remote/echo"),
+        "the first greeting happens before open returns"
+    );
     assert!(tool.topics().iter().any(|(t, _)| t == "/remote/info"));
     assert_eq!(tool.call("/remote/echo", b"over there", WAIT).unwrap(), Answer::Ok(b"over there".to_vec()));
 

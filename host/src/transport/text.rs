@@ -52,7 +52,8 @@ pub fn descriptor(type_name: &str) -> Result<MessageDescriptor, TextError> {
 
 /// Every message type known, sorted.
 pub fn type_names() -> Vec<String> {
-    let mut names: Vec<String> = pool().all_messages().map(|m| m.full_name().to_string()).filter(|n| n.starts_with("gz.msgs.")).collect();
+    let mut names: Vec<String> =
+        pool().all_messages().map(|m| m.full_name().to_string()).filter(|n| n.starts_with("gz.msgs.")).collect();
     names.sort();
     names
 }
@@ -135,7 +136,11 @@ fn float_text(x: f64) -> String {
     if x.is_nan() {
         "nan".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{x}")
     }
@@ -233,9 +238,14 @@ mod tests {
         };
         let text = decode_to_text("gz.msgs.Pose", &pose.encode_to_vec()).unwrap();
         assert_eq!(text, "name: \"sphere\"\nid: 7\nposition {\n  x: 1\n  y: -0.5\n}\norientation {\n  w: 1\n}\n");
-        let bytes = encode_text("gz.msgs.Pose", "name: \"sphere\", id: 7, position: {x: 1, y: -0.5}, orientation {w: 1}").unwrap();
+        let bytes =
+            encode_text("gz.msgs.Pose", "name: \"sphere\", id: 7, position: {x: 1, y: -0.5}, orientation {w: 1}")
+                .unwrap();
         assert_eq!(Pose::decode(bytes.as_slice()).unwrap(), pose);
-        assert_eq!(encode_text("Pose", "name: \"sphere\"").unwrap(), Pose { name: "sphere".into(), ..Default::default() }.encode_to_vec());
+        assert_eq!(
+            encode_text("Pose", "name: \"sphere\"").unwrap(),
+            Pose { name: "sphere".into(), ..Default::default() }.encode_to_vec()
+        );
     }
 
     #[test]

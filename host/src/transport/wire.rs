@@ -54,8 +54,9 @@ impl<'a> TopicFrame<'a> {
     /// Lays the frame out.
     pub fn encode(&self) -> Vec<u8> {
         let seq = self.seq.to_string();
-        let mut out =
-            Vec::with_capacity(self.topic.len() + self.msg_type.len() + self.sender.len() + seq.len() + 4 + self.payload.len());
+        let mut out = Vec::with_capacity(
+            self.topic.len() + self.msg_type.len() + self.sender.len() + seq.len() + 4 + self.payload.len(),
+        );
         for field in [self.topic, self.msg_type, self.sender, &seq] {
             out.extend_from_slice(field.as_bytes());
             out.push(0);
@@ -69,17 +70,16 @@ impl<'a> TopicFrame<'a> {
         let mut rest = bytes;
         let mut fields = [""; 4];
         for (i, name) in ["topic", "type", "sender", "sequence number"].iter().enumerate() {
-            let end = rest
-                .iter()
-                .position(|&b| b == 0)
-                .ok_or_else(|| MalformedFrame(format!("topic message of {} bytes ends before its {name}", bytes.len())))?;
+            let end = rest.iter().position(|&b| b == 0).ok_or_else(|| {
+                MalformedFrame(format!("topic message of {} bytes ends before its {name}", bytes.len()))
+            })?;
             fields[i] = std::str::from_utf8(&rest[..end])
                 .map_err(|_| MalformedFrame(format!("topic message: its {name} is not UTF-8")))?;
             rest = &rest[end + 1..];
         }
-        let seq = fields[3]
-            .parse()
-            .map_err(|_| MalformedFrame(format!("topic message on {:?}: sequence number {:?} is not a number", fields[0], fields[3])))?;
+        let seq = fields[3].parse().map_err(|_| {
+            MalformedFrame(format!("topic message on {:?}: sequence number {:?} is not a number", fields[0], fields[3]))
+        })?;
         if !fields[0].starts_with('/') {
             return Err(MalformedFrame(format!("topic message: topic {:?} does not start with '/'", fields[0])));
         }
@@ -98,11 +98,11 @@ pub fn encode_request(service: &str, payload: &[u8]) -> Vec<u8> {
 
 /// Reads a service request: the service name and the request bytes.
 pub fn decode_request(bytes: &[u8]) -> Result<(&str, &[u8]), MalformedFrame> {
-    let end = bytes
-        .iter()
-        .position(|&b| b == 0)
-        .ok_or_else(|| MalformedFrame(format!("service request of {} bytes has no NUL after the service name", bytes.len())))?;
-    let name = std::str::from_utf8(&bytes[..end]).map_err(|_| MalformedFrame("service request: the name is not UTF-8".into()))?;
+    let end = bytes.iter().position(|&b| b == 0).ok_or_else(|| {
+        MalformedFrame(format!("service request of {} bytes has no NUL after the service name", bytes.len()))
+    })?;
+    let name = std::str::from_utf8(&bytes[..end])
+        .map_err(|_| MalformedFrame("service request: the name is not UTF-8".into()))?;
     Ok((name, &bytes[end + 1..]))
 }
 
@@ -137,7 +137,9 @@ impl Answer {
             Some((b'1', rest)) => Ok(Answer::Ok(rest.to_vec())),
             Some((b'0', rest)) => Ok(Answer::Failed(rest.to_vec())),
             Some((b'E', rest)) => Ok(Answer::Error(String::from_utf8_lossy(rest).into_owned())),
-            Some((other, _)) => Err(MalformedFrame(format!("service reply starts with status byte {other:#04x}, not '1', '0' or 'E'"))),
+            Some((other, _)) => {
+                Err(MalformedFrame(format!("service reply starts with status byte {other:#04x}, not '1', '0' or 'E'")))
+            }
             None => Err(MalformedFrame("empty service reply".into())),
         }
     }
@@ -150,7 +152,13 @@ mod tests {
     #[test]
     fn topic_frames_round_trip_with_binary_payloads() {
         let payload = [0u8, 1, 0, 255, 0];
-        let frame = TopicFrame { topic: "/world/w/pose/info", msg_type: "gz.msgs.Pose_V", sender: "12-1", seq: 42, payload: &payload };
+        let frame = TopicFrame {
+            topic: "/world/w/pose/info",
+            msg_type: "gz.msgs.Pose_V",
+            sender: "12-1",
+            seq: 42,
+            payload: &payload,
+        };
         let bytes = frame.encode();
         assert!(bytes.starts_with(&topic_prefix("/world/w/pose/info")));
         assert_eq!(TopicFrame::decode(&bytes).unwrap(), frame);

@@ -9,8 +9,8 @@
 use super::{Answer, Node, TopicOptions, TransportError};
 use crate::runner::WorldRunner;
 use plugin_api::msgs::{
-    entity, Boolean, Clock, Entity, EntityPluginV, SerializedStateMap, ServerControl, StringMsgV, Time, WorldControl, WorldControlState,
-    WorldStatistics,
+    entity, Boolean, Clock, Entity, EntityPluginV, SerializedStateMap, ServerControl, StringMsgV, Time, WorldControl,
+    WorldControlState, WorldStatistics,
 };
 use plugin_api::prost::Message;
 use std::path::PathBuf;
@@ -57,10 +57,14 @@ impl WorldTransport {
         let stats_topic = format!("/world/{world}/stats");
         let taken = |topic: &str| node.peers().iter().any(|e| e.topics.iter().any(|(t, _)| t == topic));
         if taken(&stats_topic) {
-            return Err(TransportError::WorldTaken { world: world.to_string(), partition: node.partition().to_string() });
+            return Err(TransportError::WorldTaken {
+                world: world.to_string(),
+                partition: node.partition().to_string(),
+            });
         }
         let stats_type = "gz.msgs.WorldStatistics";
-        let stats = node.advertise(&stats_topic, stats_type, TopicOptions { reliable: false, max_rate_hz: STATS_HZ })?;
+        let stats =
+            node.advertise(&stats_topic, stats_type, TopicOptions { reliable: false, max_rate_hz: STATS_HZ })?;
         let clock = node.advertise(&format!("/world/{world}/clock"), "gz.msgs.Clock", TopicOptions::default())?;
         let global = match first {
             true if taken("/stats") || taken("/clock") => {
@@ -112,8 +116,11 @@ impl WorldTransport {
     /// run that many iterations and pause again, only when the request leaves the world
     /// paused; `reset` rewinds everything or only the clock).
     pub fn before_step(&mut self, runner: &mut WorldRunner) {
-        let arrived: Vec<ControlRequest> =
-            if self.inbox.waiting.swap(false, Ordering::Acquire) { self.requests.try_iter().collect() } else { Vec::new() };
+        let arrived: Vec<ControlRequest> = if self.inbox.waiting.swap(false, Ordering::Acquire) {
+            self.requests.try_iter().collect()
+        } else {
+            Vec::new()
+        };
         for (req, state) in arrived {
             if let Some(state) = state {
                 // control/state: the state first, as gz-sim applies it at the start of the step.
@@ -134,7 +141,10 @@ impl WorldTransport {
                 }
             }
             if req.seed != 0 {
-                log::warn!("world {:?}: changing the seed at run time is not supported (as in gz-sim); ignored", self.world);
+                log::warn!(
+                    "world {:?}: changing the seed at run time is not supported (as in gz-sim); ignored",
+                    self.world
+                );
             }
             let steps = if req.multi_step > 0 { u64::from(req.multi_step) } else { u64::from(req.step) };
             if req.pause && steps > 0 {
@@ -176,7 +186,9 @@ impl WorldTransport {
         }
         // One check for the usual case of nobody listening at all, rather than four.
         let listening = self.node.may_have_subscribers();
-        let wants_clock = listening && (self.node.has_subscribers(self.clock) || self.global.is_some_and(|(_, c)| self.node.has_subscribers(c)));
+        let wants_clock = listening
+            && (self.node.has_subscribers(self.clock)
+                || self.global.is_some_and(|(_, c)| self.node.has_subscribers(c)));
         if wants_clock {
             let system = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
             let clock = Clock {
@@ -193,7 +205,9 @@ impl WorldTransport {
         }
         let sim_delta = info.sim_time_ns - self.last_sim_ns;
         self.last_sim_ns = info.sim_time_ns;
-        let wants_stats = listening && (self.node.has_subscribers(self.stats) || self.global.is_some_and(|(s, _)| self.node.has_subscribers(s)));
+        let wants_stats = listening
+            && (self.node.has_subscribers(self.stats)
+                || self.global.is_some_and(|(s, _)| self.node.has_subscribers(s)));
         if wants_stats {
             let rtf = if wall.is_zero() { 0.0 } else { sim_delta as f64 * 1e-9 / wall.as_secs_f64() };
             let stats = WorldStatistics {
@@ -267,7 +281,12 @@ fn offer_control(
 /// world entity; the entity each is attached to is not carried).
 fn systems_of(runner: &WorldRunner) -> EntityPluginV {
     EntityPluginV {
-        entity: Some(Entity { id: runner.world_entity().0, name: runner.name().to_string(), r#type: entity::Type::World as i32, ..Default::default() }),
+        entity: Some(Entity {
+            id: runner.world_entity().0,
+            name: runner.name().to_string(),
+            r#type: entity::Type::World as i32,
+            ..Default::default()
+        }),
         plugins: runner.plugins().into_iter().map(|(_, p)| p).collect(),
         ..Default::default()
     }
@@ -276,7 +295,12 @@ fn systems_of(runner: &WorldRunner) -> EntityPluginV {
 /// Offers the server's own services: `/gazebo/worlds`, `/server_control` (only `stop`, as
 /// gz-sim; it sets `stop`, and the run ends at the next step boundary) and
 /// `/gazebo/resource_paths/get` / `add` over `paths`.
-pub fn offer_server_services(node: &Node, worlds: Vec<String>, stop: Arc<AtomicBool>, paths: Arc<Mutex<Vec<PathBuf>>>) -> Result<(), TransportError> {
+pub fn offer_server_services(
+    node: &Node,
+    worlds: Vec<String>,
+    stop: Arc<AtomicBool>,
+    paths: Arc<Mutex<Vec<PathBuf>>>,
+) -> Result<(), TransportError> {
     node.offer_direct(
         "/gazebo/worlds",
         "gz.msgs.Empty",
@@ -327,7 +351,9 @@ pub fn offer_server_services(node: &Node, worlds: Vec<String>, stop: Arc<AtomicB
                 }
                 Answer::Ok(Vec::new())
             }
-            Err(e) => Answer::Error(format!("/gazebo/resource_paths/add: the request is not a gz.msgs.StringMsgV: {e}")),
+            Err(e) => {
+                Answer::Error(format!("/gazebo/resource_paths/add: the request is not a gz.msgs.StringMsgV: {e}"))
+            }
         }),
     )?;
     Ok(())

@@ -144,11 +144,7 @@ pub(crate) fn read(text: &str) -> Result<XmlDoc, XmlFailure> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let scan = scan(text);
     // Declare prefixes the document uses undeclared, on the root start tag (same line).
-    let decl: String = scan
-        .undeclared
-        .iter()
-        .map(|p| format!(" xmlns:{p}=\"{UNDECLARED_NS}{p}\""))
-        .collect();
+    let decl: String = scan.undeclared.iter().map(|p| format!(" xmlns:{p}=\"{UNDECLARED_NS}{p}\"")).collect();
     let (source, inject_at) = match scan.root_name_end {
         Some(at) if !decl.is_empty() && text.is_char_boundary(at) => {
             let mut s = String::with_capacity(text.len() + decl.len());
@@ -265,11 +261,9 @@ fn failure(e: &::xml::reader::Error, stack: &[(Element, Pos)], pos: Pos) -> XmlF
         _ => false,
     };
     let message = match (e.kind(), stack.last()) {
-        (_, Some((el, open))) if eof => format!(
-            "unexpected end of document: <{}> opened at line {} is not closed",
-            qname(el),
-            open.line
-        ),
+        (_, Some((el, open))) if eof => {
+            format!("unexpected end of document: <{}> opened at line {} is not closed", qname(el), open.line)
+        }
         _ if eof => "unexpected end of document".to_string(),
         (ErrorKind::Syntax(m), _) => lower_first(m),
         (ErrorKind::Io(io), _) => io.to_string(),
@@ -280,8 +274,7 @@ fn failure(e: &::xml::reader::Error, stack: &[(Element, Pos)], pos: Pos) -> XmlF
 }
 
 fn second_root(name: &str, pos: Pos) -> XmlFailure {
-    let message =
-        format!("a second root element <{name}>; a document has exactly one root element");
+    let message = format!("a second root element <{name}>; a document has exactly one root element");
     XmlFailure { pos, message }
 }
 

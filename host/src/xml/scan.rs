@@ -76,9 +76,7 @@ pub(crate) fn scan(text: &str) -> Scan {
                 out.root_name_end = Some(name_end);
             }
             match end {
-                Some(e) if text.get(..e).is_some_and(|t| t.ends_with("/>")) => {
-                    close(&mut out.spans, &offsets, k, e)
-                }
+                Some(e) if text.get(..e).is_some_and(|t| t.ends_with("/>")) => close(&mut out.spans, &offsets, k, e),
                 _ => open.push(k),
             }
             end

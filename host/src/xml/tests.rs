@@ -9,10 +9,7 @@ fn sources(text: &str) -> Vec<(String, u32, Option<String>)> {
     assert!(doc.exact, "the scan disagrees with xml-rs on {text:?}");
     let mut order = Vec::new();
     walk(&doc.root, &mut order);
-    order
-        .iter()
-        .map(|e| (qname(e), doc.pos(e).line, doc.source(e).map(str::to_string)))
-        .collect()
+    order.iter().map(|e| (qname(e), doc.pos(e).line, doc.source(e).map(str::to_string))).collect()
 }
 
 #[test]
@@ -26,8 +23,7 @@ fn source_is_the_exact_text_of_each_element() {
         ("q", 4, "<q/>"),
         ("s", 5, "<s\n   x='y' />"),
     ];
-    let expect: Vec<_> =
-        expect.iter().map(|(n, l, s)| (n.to_string(), *l, Some(s.to_string()))).collect();
+    let expect: Vec<_> = expect.iter().map(|(n, l, s)| (n.to_string(), *l, Some(s.to_string()))).collect();
     assert_eq!(got, expect);
 }
 

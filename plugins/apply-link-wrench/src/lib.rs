@@ -108,7 +108,13 @@ fn resolve(ecm: &impl EcmRead, world: EntityId, e: &msgs::Entity) -> Result<Enti
         let kind = match Type::try_from(e.r#type) {
             Ok(Type::Link) => "link",
             Ok(Type::Model) => "model",
-            _ => return Err(format!("entity {:?}: the type must be LINK or MODEL, found {}", e.name, type_name(e.r#type))),
+            _ => {
+                return Err(format!(
+                    "entity {:?}: the type must be LINK or MODEL, found {}",
+                    e.name,
+                    type_name(e.r#type)
+                ))
+            }
         };
         by_name(ecm, world, &e.name, kind)?
     };
@@ -176,7 +182,9 @@ impl System for ApplyLinkWrench {
                 b.problem(format!("<entity_type> must be link or model, found {kind:?}"));
                 return None;
             }
-            match by_name(ecm, world, &name, &kind).and_then(|e| link_of(ecm, e).ok_or_else(|| format!("model {name:?} has no link"))) {
+            match by_name(ecm, world, &name, &kind)
+                .and_then(|e| link_of(ecm, e).ok_or_else(|| format!("model {name:?} has no link")))
+            {
                 Ok(link) => Some((link, Applied { force, torque, offset: None })),
                 Err(e) => {
                     b.problem(format!("<entity_name>: {e}"));
@@ -223,7 +231,11 @@ impl System for ApplyLinkWrench {
             match resolve(ecm, world, &entity) {
                 Ok(link) => {
                     if self.persistent.remove(&link).is_some() {
-                        self.log(format_args!("{}: cleared the wrench on {:?}", self.topic("/clear"), name_of(ecm, link)));
+                        self.log(format_args!(
+                            "{}: cleared the wrench on {:?}",
+                            self.topic("/clear"),
+                            name_of(ecm, link)
+                        ));
                     }
                 }
                 Err(e) => plugin_api::log::warn!("{}: skipped: {e}", self.topic("/clear")),

@@ -73,8 +73,8 @@ use plugin_api::components::{CanonicalLink, JointPosition, JointVelocityCmd};
 use plugin_api::math::{Pose, Quat, Vec3};
 use plugin_api::msgs;
 use plugin_api::{
-    Change, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Error, Hooks, Host, Publisher, Subscriber, System, TopicOptions,
-    UpdateInfo,
+    Change, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Error, Hooks, Host, Publisher, Subscriber, System,
+    TopicOptions, UpdateInfo,
 };
 
 /// What the `<plugin>` element says.
@@ -175,7 +175,8 @@ impl Config {
 /// a missing min is −max; min above max is a problem.
 fn bounds(p: &mut Params, name: &str, old: Option<&str>) -> (f64, f64) {
     let read = |p: &mut Params, side: &str| {
-        p.optional_number(&format!("{side}_{name}")).or_else(|| old.and_then(|o| p.optional_number(&format!("{side}_{o}"))))
+        p.optional_number(&format!("{side}_{name}"))
+            .or_else(|| old.and_then(|o| p.optional_number(&format!("{side}_{o}"))))
     };
     let max = read(p, "max");
     let min = read(p, "min");
@@ -248,7 +249,10 @@ impl System for DiffDrive {
             if lin.is_finite() && ang.is_finite() {
                 self.target = (lin, ang);
             } else {
-                plugin_api::log::warn!("{}: a command with a speed that is not finite ({lin}, {ang}) was ignored", config.topic);
+                plugin_api::log::warn!(
+                    "{}: a command with a speed that is not finite ({lin}, {ang}) was ignored",
+                    config.topic
+                );
             }
         }
         if info.paused || !self.owned() {

@@ -98,12 +98,15 @@ impl System for JointController {
         }
         let force_mode: bool = p.value("use_force_commands", false);
         if p.value("use_actuator_msg", false) {
-            p.problem("<use_actuator_msg>: commands from gz.msgs.Actuators are not available in Troupe; use the Double topic");
+            p.problem(
+                "<use_actuator_msg>: commands from gz.msgs.Actuators are not available in Troupe; use the Double topic",
+            );
         }
         let pid = Pid::from_params(&mut p, 1.0, 0.0, 0.0);
         self.disable_braking = p.value("disable_braking", false);
         self.target = p.number("initial_velocity", 0.0);
-        let default_topic = format!("/model/{model_name}/joint/{}/cmd_vel", names.first().map(String::as_str).unwrap_or(""));
+        let default_topic =
+            format!("/model/{model_name}/joint/{}/cmd_vel", names.first().map(String::as_str).unwrap_or(""));
         let topic = if p.text("sub_topic").is_some() {
             format!("/model/{model_name}{}", p.topic("sub_topic", ""))
         } else {
@@ -123,7 +126,11 @@ impl System for JointController {
             if m.data.is_finite() {
                 self.target = m.data;
             } else {
-                plugin_api::log::warn!("{}: a target velocity that is not finite ({}) was ignored", commands.topic(), m.data);
+                plugin_api::log::warn!(
+                    "{}: a target velocity that is not finite ({}) was ignored",
+                    commands.topic(),
+                    m.data
+                );
             }
         }
         if info.paused || !self.host.as_ref().is_some_and(|h| h.owns_entity(self.model)) {

@@ -100,7 +100,10 @@ impl System for JointPositionController {
                     let kind = ecm.get::<JointType>(j).unwrap_or_default();
                     let has = dofs(kind).max(if ecm.has::<JointAxis2>(j) { 2 } else { 0 });
                     if index >= has {
-                        p.problem(format!("<joint_index> {index}: joint {n:?} ({}) has {has} degree(s) of freedom", kind.sdf_name()));
+                        p.problem(format!(
+                            "<joint_index> {index}: joint {n:?} ({}) has {has} degree(s) of freedom",
+                            kind.sdf_name()
+                        ));
                     }
                     self.joints.push(j);
                 }
@@ -112,7 +115,8 @@ impl System for JointPositionController {
             p.problem(format!("<cmd_max> must be above 0 with velocity commands, found {}", pid.cmd_max));
         }
         self.target = p.number("initial_position", 0.0);
-        let default_topic = format!("/model/{model_name}/joint/{}/{index}/cmd_pos", names.first().map(String::as_str).unwrap_or(""));
+        let default_topic =
+            format!("/model/{model_name}/joint/{}/{index}/cmd_pos", names.first().map(String::as_str).unwrap_or(""));
         let topic = if p.text("sub_topic").is_some() {
             format!("/model/{model_name}{}", p.topic("sub_topic", ""))
         } else {
@@ -142,7 +146,9 @@ impl System for JointPositionController {
         let dt = info.dt();
         // The first joint's position drives the controller; the others follow its command.
         let Some(&first) = self.joints.first() else { return Ok(()) };
-        let Some(pos) = ecm.get::<JointPosition>(first).and_then(|p| p.0.get(self.index).copied()) else { return Ok(()) };
+        let Some(pos) = ecm.get::<JointPosition>(first).and_then(|p| p.0.get(self.index).copied()) else {
+            return Ok(());
+        };
         let error = pos - self.target;
         let mut value = vec![0.0; self.index + 1];
         if self.velocity_mode {

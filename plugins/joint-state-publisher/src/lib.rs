@@ -52,7 +52,9 @@ use plugin_api::components::{
 };
 use plugin_api::math::Pose;
 use plugin_api::msgs;
-use plugin_api::{ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, System, TopicOptions, UpdateInfo};
+use plugin_api::{
+    ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, System, TopicOptions, UpdateInfo,
+};
 use std::collections::BTreeMap;
 
 /// The priority of this system's pre-update, which samples the joint force commands: after

@@ -85,7 +85,8 @@ use plugin_api::msgs::{Boolean, StringMsg};
 use plugin_api::transport::ServiceServer;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
-    log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Host, NetworkRole, QueryCache, System, UpdateInfo,
+    log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Host, NetworkRole, QueryCache, System,
+    UpdateInfo,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -145,7 +146,11 @@ impl System for LevelManager {
         self.world = if ctx.ecm.has::<World>(ctx.entity) {
             ctx.entity
         } else {
-            ctx.ecm.entities_with(&[World::ID]).into_iter().next().ok_or_else(|| Error::msg("level manager: no world entity"))?
+            ctx.ecm
+                .entities_with(&[World::ID])
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::msg("level manager: no world entity"))?
         };
         self.secondary = ctx.host.network_role() == NetworkRole::SECONDARY;
         self.read_levels(&ctx.ecm)?;
@@ -209,7 +214,11 @@ impl LevelManager {
             let name = ecm.get::<Name>(id).map(|n| n.0).unwrap_or_default();
             let size = match ecm.get::<Geometry>(id) {
                 Some(Geometry::Box { size }) => size,
-                other => return Err(Error::msg(format!("level {name:?} (entity {id}) has geometry {other:?}; a level is a box"))),
+                other => {
+                    return Err(Error::msg(format!(
+                        "level {name:?} (entity {id}) has geometry {other:?}; a level is a box"
+                    )))
+                }
             };
             let position = ecm.get::<Pose>(id).unwrap_or_default().position;
             let buffer = ecm.get::<LevelBuffer>(id).map_or(0.0, |b| b.0.max(0.0));
@@ -241,12 +250,16 @@ impl LevelManager {
     fn add_performer(&mut self, ecm: &mut Ecm<'_>, id: EntityId, model: EntityId) -> plugin_api::Result {
         let (center, size) = match ecm.get::<Geometry>(id) {
             Some(Geometry::Box { size }) => (ecm.get::<Pose>(id).unwrap_or_default().position, size),
-            Some(other) => return Err(Error::msg(format!("performer {id} has geometry {other:?}; a performer volume is a box"))),
+            Some(other) => {
+                return Err(Error::msg(format!("performer {id} has geometry {other:?}; a performer volume is a box")))
+            }
             None => {
                 let (center, size) = match collision_bounds(&*ecm, model) {
                     Some(b) => b.center_size(),
                     None => {
-                        log::info!("performer {id}: its model has no collision shape to size it by; using a 2 x 2 x 2 m box");
+                        log::info!(
+                            "performer {id}: its model has no collision shape to size it by; using a 2 x 2 x 2 m box"
+                        );
                         (Vec3::ZERO, FALLBACK_SIZE)
                     }
                 };

@@ -25,11 +25,18 @@ use plugin_api::{EcmRead, EntityId, UpdateInfo};
 /// The `<plugin>` parameters of model system `system` (its gz name, for messages) attached
 /// to `model`, and the model's name. An element that does not parse, or an entity that is
 /// not a model, is an error naming the system and the entity.
-pub fn model_params(xml: &str, ecm: &impl EcmRead, model: EntityId, system: &str) -> Result<(Params, String), plugin_api::Error> {
+pub fn model_params(
+    xml: &str,
+    ecm: &impl EcmRead,
+    model: EntityId,
+    system: &str,
+) -> Result<(Params, String), plugin_api::Error> {
     let model_name = name_of(ecm, model);
     let params = Params::parse(xml, format!("{system} on model {model_name:?}"))?;
     if !ecm.has::<Model>(model) {
-        return Err(plugin_api::Error(format!("{system} must be attached to a model; entity {model} ({model_name:?}) is not one")));
+        return Err(plugin_api::Error(format!(
+            "{system} must be attached to a model; entity {model} ({model_name:?}) is not one"
+        )));
     }
     Ok((params, model_name))
 }
@@ -121,7 +128,10 @@ pub fn scoped_name(ecm: &impl EcmRead, e: EntityId) -> String {
 /// when given (gz-sim's odometry and TF messages carry them so).
 pub fn header(info: &UpdateInfo, frames: &[(&str, &str)]) -> msgs::Header {
     msgs::Header {
-        stamp: Some(msgs::Time { sec: info.sim_time_ns.div_euclid(1_000_000_000), nsec: info.sim_time_ns.rem_euclid(1_000_000_000) as i32 }),
+        stamp: Some(msgs::Time {
+            sec: info.sim_time_ns.div_euclid(1_000_000_000),
+            nsec: info.sim_time_ns.rem_euclid(1_000_000_000) as i32,
+        }),
         data: frames
             .iter()
             .map(|(k, v)| msgs::header::Map { key: k.to_string(), value: vec![v.to_string()] })
@@ -145,7 +155,13 @@ pub fn pose_msg(name: &str, id: EntityId, p: &Pose) -> msgs::Pose {
         name: name.to_string(),
         id: id.0 as u32,
         position: Some(vec3_msg(p.position)),
-        orientation: Some(msgs::Quaternion { x: p.rotation.x, y: p.rotation.y, z: p.rotation.z, w: p.rotation.w, ..Default::default() }),
+        orientation: Some(msgs::Quaternion {
+            x: p.rotation.x,
+            y: p.rotation.y,
+            z: p.rotation.z,
+            w: p.rotation.w,
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }

@@ -167,7 +167,12 @@ mod tests {
         assert_eq!(p.number("x", 3.0), 3.0);
         assert_eq!(p.number("absent", 4.0), 4.0);
         let e = p.finish().unwrap_err().0;
-        for part in ["DiffDrive on model \"v\"", "<wheel_radius> must be greater than 0", "<wheel_separation> must be a number, found \"wide\"", "<x> must be a finite number"] {
+        for part in [
+            "DiffDrive on model \"v\"",
+            "<wheel_radius> must be greater than 0",
+            "<wheel_separation> must be a number, found \"wide\"",
+            "<x> must be a finite number",
+        ] {
             assert!(e.contains(part), "{e:?} lacks {part:?}");
         }
     }

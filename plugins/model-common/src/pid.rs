@@ -60,7 +60,8 @@ impl Pid {
     /// zero (paused) answers the proportional and integral terms without accumulating.
     pub fn update(&mut self, error: f64, dt: f64) -> f64 {
         if dt > 0.0 {
-            self.integral = (self.integral + self.i * dt * error).clamp(self.i_min.min(self.i_max), self.i_max.max(self.i_min));
+            self.integral =
+                (self.integral + self.i * dt * error).clamp(self.i_min.min(self.i_max), self.i_max.max(self.i_min));
         }
         let derivative = match self.last_error {
             Some(last) if dt > 0.0 => (error - last) / dt,

@@ -55,8 +55,8 @@
 //! collided, with one warning naming it.
 
 use plugin_api::components::{
-    AngularVelocity, AngularVelocityCmd, Collision, Contact, ContactSensorData, Geometry, Link, LinearVelocity,
-    LinearVelocityCmd, Model, Name, SelfCollide, Static, Surface, WatchContacts, WorldAngularVelocity,
+    AngularVelocity, AngularVelocityCmd, Collision, Contact, ContactSensorData, Geometry, LinearVelocity,
+    LinearVelocityCmd, Link, Model, Name, SelfCollide, Static, Surface, WatchContacts, WorldAngularVelocity,
     WorldLinearVelocity, WorldPoseCmd,
 };
 use plugin_api::math::{Pose, Vec3};
@@ -64,7 +64,9 @@ use plugin_api::{
     log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Hooks, ResetOutcome, System, UpdateInfo,
 };
 use std::collections::{BTreeMap, HashSet};
-use troupe_kinematic_engine::{shapes, to_iso, to_pose, to_vec3, to_vector, ContactPair, Iso, Kind, NewBody, Twist, World};
+use troupe_kinematic_engine::{
+    shapes, to_iso, to_pose, to_vec3, to_vector, ContactPair, Iso, Kind, NewBody, Twist, World,
+};
 
 fn finite_pose(p: &Pose) -> bool {
     let (t, q) = (p.position, p.rotation);
@@ -127,7 +129,13 @@ impl KinematicPhysics {
 
     /// Adds the entities not known yet: models (parents before nested models), then links,
     /// then collisions, each in ascending id.
-    fn add(&mut self, ecm: &mut Ecm<'_>, models: &[EntityId], links: &[EntityId], collisions: &[EntityId]) -> plugin_api::Result {
+    fn add(
+        &mut self,
+        ecm: &mut Ecm<'_>,
+        models: &[EntityId],
+        links: &[EntityId],
+        collisions: &[EntityId],
+    ) -> plugin_api::Result {
         let mut pending: Vec<EntityId> = models.iter().copied().filter(|m| self.world.body(*m).is_none()).collect();
         while !pending.is_empty() {
             let before = pending.len();
@@ -148,7 +156,12 @@ impl KinematicPhysics {
                 }
                 let is_static = ecm.get::<Static>(m).is_some_and(|s| s.0);
                 let name = describe(ecm, m);
-                self.world.add_body(NewBody { name, is_static, twist: Some(twist), ..NewBody::new(m, Kind::Model, parent, pose) });
+                self.world.add_body(NewBody {
+                    name,
+                    is_static,
+                    twist: Some(twist),
+                    ..NewBody::new(m, Kind::Model, parent, pose)
+                });
             }
             if left.len() == before {
                 for m in &left {
@@ -190,7 +203,8 @@ impl KinematicPhysics {
                 Err(why) => return Err(Error::msg(format!("{}: {why}", describe(ecm, c)))),
             };
             let pose = self.pose_of(ecm, c)?;
-            let bitmask = ecm.get::<Surface>(c).map(|s| s.collide_bitmask).unwrap_or(Surface::default().collide_bitmask);
+            let bitmask =
+                ecm.get::<Surface>(c).map(|s| s.collide_bitmask).unwrap_or(Surface::default().collide_bitmask);
             self.world.add_collision(c, link, pose, shape, bitmask);
         }
         Ok(())
@@ -235,7 +249,12 @@ impl KinematicPhysics {
                 return Err(Error::msg(format!("{}: WorldPoseCmd {:?} is not finite", describe(ecm, e), cmd.0)));
             }
             if !self.world.teleport(e, to_iso(&cmd.0)) {
-                self.warn_once(e, || format!("{}: WorldPoseCmd on an entity that is not a simulated model or link; ignored", describe(ecm, e)));
+                self.warn_once(e, || {
+                    format!(
+                        "{}: WorldPoseCmd on an entity that is not a simulated model or link; ignored",
+                        describe(ecm, e)
+                    )
+                });
             }
             ecm.remove::<WorldPoseCmd>(e);
         }
@@ -252,10 +271,18 @@ impl KinematicPhysics {
         for (&e, &(lin, ang)) in &cmds {
             let (lin, ang) = (lin.map(to_vector), ang.map(to_vector));
             if lin.is_some_and(|v| !v.is_finite()) || ang.is_some_and(|w| !w.is_finite()) {
-                return Err(Error::msg(format!("{}: velocity command {lin:?} {ang:?} is not finite", describe(ecm, e))));
+                return Err(Error::msg(format!(
+                    "{}: velocity command {lin:?} {ang:?} is not finite",
+                    describe(ecm, e)
+                )));
             }
             let Some(body) = self.world.body(e) else {
-                self.warn_once(e, || format!("{}: velocity command on an entity that is not a simulated model or link; ignored", describe(ecm, e)));
+                self.warn_once(e, || {
+                    format!(
+                        "{}: velocity command on an entity that is not a simulated model or link; ignored",
+                        describe(ecm, e)
+                    )
+                });
                 continue;
             };
             // A component not written keeps the body's current value (zero for a link that

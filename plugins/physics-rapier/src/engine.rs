@@ -4,29 +4,28 @@
 use crate::convert::{pose_from_r, pose_to_r, rot_to_r, vec_from_r, vec_to_r};
 use crate::shapes;
 use plugin_api::components::{
-    AngularVelocity, AngularVelocityCmd, AxisData, CanonicalLink, ChildLinkName, Collision, Contact,
-    ContactSensorData, ExternalWorldWrenchCmd, Geometry, Gravity, GravityEnabled, Inertial, Joint,
-    JointAxis, JointAxis2, JointForceCmd, JointPosition, JointPositionReset, JointTransmittedWrench,
-    JointType, JointVelocity, JointVelocityCmd, Kinematic, LinearVelocity, LinearVelocityCmd, Link, Model,
-    Name, ParentLinkName, SelfCollide, Static, Surface, WatchContacts, WorldAngularAcceleration, WorldAngularVelocity,
-    WorldLinearAcceleration, WorldLinearVelocity, WorldPoseCmd, Wrench,
+    AngularVelocity, AngularVelocityCmd, AxisData, CanonicalLink, ChildLinkName, Collision, Contact, ContactSensorData,
+    ExternalWorldWrenchCmd, Geometry, Gravity, GravityEnabled, Inertial, Joint, JointAxis, JointAxis2, JointForceCmd,
+    JointPosition, JointPositionReset, JointTransmittedWrench, JointType, JointVelocity, JointVelocityCmd, Kinematic,
+    LinearVelocity, LinearVelocityCmd, Link, Model, Name, ParentLinkName, SelfCollide, Static, Surface, WatchContacts,
+    WorldAngularAcceleration, WorldAngularVelocity, WorldLinearAcceleration, WorldLinearVelocity, WorldPoseCmd, Wrench,
 };
 use plugin_api::math::{Pose, Vec3};
 use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmError, EcmRead, EntityId, Error, QueryCache, Ray};
+use rapier3d_f64::dynamics::CoefficientCombineRule;
 use rapier3d_f64::dynamics::{
     CCDSolver, GenericJoint, GenericJointBuilder, ImpulseJointHandle, ImpulseJointSet, IntegrationParameters,
-    IslandManager, JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder,
-    RigidBodyHandle, RigidBodySet, SoftBodySet,
+    IslandManager, JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder, RigidBodyHandle,
+    RigidBodySet, SoftBodySet,
 };
+use rapier3d_f64::geometry::SolverFlags;
 use rapier3d_f64::geometry::{
     ColliderBuilder, ColliderHandle, ColliderSet, DefaultBroadPhase, Group, InteractionGroups, InteractionTestMode,
     NarrowPhase,
 };
-use rapier3d_f64::dynamics::CoefficientCombineRule;
 use rapier3d_f64::math::{Matrix, Pose as RPose, Rotation, Vector};
 use rapier3d_f64::parry::mass_properties::MassProperties;
 use rapier3d_f64::pipeline::{ActiveHooks, PairFilterContext, PhysicsHooks, PhysicsPipeline, QueryFilter};
-use rapier3d_f64::geometry::SolverFlags;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod commands;
@@ -237,7 +236,12 @@ impl World {
         if let Some(l) = self.link(exclude) {
             filter = filter.exclude_rigid_body(l.body);
         }
-        let query = self.sim.broad.as_query_pipeline(self.sim.narrow.query_dispatcher(), &self.sim.bodies, &self.sim.colliders, filter);
+        let query = self.sim.broad.as_query_pipeline(
+            self.sim.narrow.query_dispatcher(),
+            &self.sim.bodies,
+            &self.sim.colliders,
+            filter,
+        );
         for (r, o) in rays.iter().zip(out.iter_mut()) {
             let ray = rapier3d_f64::geometry::Ray::new(vec_to_r(r.origin), vec_to_r(r.direction));
             *o = query.cast_ray(&ray, max_range, false).map_or(f64::INFINITY, |(_, t)| t);
@@ -600,9 +604,9 @@ impl World {
     }
 
     fn ground(&mut self) -> RigidBodyHandle {
-        *self.ground.get_or_insert_with(|| {
-            self.sim.bodies.insert(RigidBodyBuilder::fixed().user_data(u128::MAX).build())
-        })
+        *self
+            .ground
+            .get_or_insert_with(|| self.sim.bodies.insert(RigidBodyBuilder::fixed().user_data(u128::MAX).build()))
     }
 
     fn add_joint(&mut self, ecm: &Ecm<'_>, j: EntityId) -> Result<(), Error> {
@@ -615,7 +619,10 @@ impl World {
                 return Ok(None);
             }
             self.find_link(ecm, model, &link).map(Some).ok_or_else(|| {
-                err(format!("joint {name}: {which} link \"{link}\" is not a link of model {}", self.scoped_name(ecm, model)))
+                err(format!(
+                    "joint {name}: {which} link \"{link}\" is not a link of model {}",
+                    self.scoped_name(ecm, model)
+                ))
             })
         };
         let parent = link_named("parent", ecm.get::<ParentLinkName>(j).map(|n| n.0))?;
@@ -638,12 +645,18 @@ impl World {
                 (JointAxesMask::LIN_AXES | JointAxesMask::ANG_Z, &[RAxis::AngX, RAxis::AngY])
             }
             other => {
-                log::warn!("joint {name}: {} joints are not simulated by physics-rapier; the joint is left out", other.sdf_name());
+                log::warn!(
+                    "joint {name}: {} joints are not simulated by physics-rapier; the joint is left out",
+                    other.sdf_name()
+                );
                 return Ok(());
             }
         };
         let axis1 = ecm.get::<JointAxis>(j).map(|a| a.0).unwrap_or_default();
-        let axis2 = ecm.get::<JointAxis2>(j).map(|a| a.0).unwrap_or(AxisData { xyz: Vec3::new(0.0, 1.0, 0.0), ..Default::default() });
+        let axis2 = ecm
+            .get::<JointAxis2>(j)
+            .map(|a| a.0)
+            .unwrap_or(AxisData { xyz: Vec3::new(0.0, 1.0, 0.0), ..Default::default() });
         let unit = |a: &AxisData, which: &str| {
             let v = vec_to_r(a.xyz);
             if v.is_finite() && v.length() > 1e-12 {
@@ -669,12 +682,14 @@ impl World {
         let xc = *self.sim.bodies[child_body].position();
         let frame2 = joint_pose * RPose::from_rotation(frame_rot);
         let frame1 = xp.inv_mul(&(xc * frame2));
-        let mut builder = GenericJointBuilder::new(locked).local_frame1(frame1).local_frame2(frame2).contacts_enabled(false);
+        let mut builder =
+            GenericJointBuilder::new(locked).local_frame1(frame1).local_frame2(frame2).contacts_enabled(false);
         let mut axis_list = Vec::new();
         for (i, &ax) in axes.iter().enumerate() {
             let data = if i == 0 { axis1 } else { axis2 };
             let angular = !matches!(ax, RAxis::LinX);
-            let limited = kind != JointType::Continuous && data.lower > -1e15 && data.upper < 1e15 && data.lower <= data.upper;
+            let limited =
+                kind != JointType::Continuous && data.lower > -1e15 && data.upper < 1e15 && data.lower <= data.upper;
             // A revolute range of a full turn or more does not limit anything.
             if limited && (!angular || data.upper - data.lower < 2.0 * std::f64::consts::PI) {
                 builder = builder.limits(ax, [data.lower, data.upper]);
@@ -717,7 +732,10 @@ impl World {
             i += 1;
         }
         let slots: Vec<usize> = models.iter().map(|m| self.models[m]).collect();
-        let links = slots.iter().flat_map(|&m| self.model_slots[m].as_ref().map(|s| s.links.clone()).unwrap_or_default()).collect();
+        let links = slots
+            .iter()
+            .flat_map(|&m| self.model_slots[m].as_ref().map(|s| s.links.clone()).unwrap_or_default())
+            .collect();
         (slots, links)
     }
 }
@@ -762,11 +780,7 @@ fn mass_properties(i: &Inertial) -> Result<MassProperties, String> {
         return Err(format!("<inertial><mass> must be positive, not {}", i.mass));
     }
     let [ixx, ixy, ixz, iyy, iyz, izz] = i.inertia;
-    let local = Matrix::from_cols(
-        Vector::new(ixx, ixy, ixz),
-        Vector::new(ixy, iyy, iyz),
-        Vector::new(ixz, iyz, izz),
-    );
+    let local = Matrix::from_cols(Vector::new(ixx, ixy, ixz), Vector::new(ixy, iyy, iyz), Vector::new(ixz, iyz, izz));
     if !local.is_finite() {
         return Err(format!("<inertia> {:?} is not finite", i.inertia));
     }

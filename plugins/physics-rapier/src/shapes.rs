@@ -38,7 +38,10 @@ pub fn build(geometry: &Geometry, body_fixed: bool, what: &str) -> Result<Option
         )),
         Geometry::Sphere { radius } => plain(SharedShape::ball(positive("sphere radius", *radius)?)),
         Geometry::Cylinder { radius, length } => Ok(Some(Shape {
-            shape: SharedShape::cylinder(positive("cylinder length", *length)? / 2.0, positive("cylinder radius", *radius)?),
+            shape: SharedShape::cylinder(
+                positive("cylinder length", *length)? / 2.0,
+                positive("cylinder radius", *radius)?,
+            ),
             // Rapier's cylinder axis is y; a quarter turn about x takes it to SDF's z.
             local: RPose::from_rotation(Rotation::from_rotation_x(std::f64::consts::FRAC_PI_2)),
         })),
@@ -76,14 +79,20 @@ pub fn build(geometry: &Geometry, body_fixed: bool, what: &str) -> Result<Option
         Geometry::Mesh { uri, scale, submesh } => {
             let path = resolve_uri(uri).ok_or_else(|| format!("collision {what}: mesh file {uri:?} not found"))?;
             if mesh::Format::of(&path).is_none() {
-                log::warn!("collision {what}: mesh {uri:?} is not STL or OBJ, which physics reads; the collision is left out");
+                log::warn!(
+                    "collision {what}: mesh {uri:?} is not STL or OBJ, which physics reads; the collision is left out"
+                );
                 return Ok(None);
             }
             if !submesh.is_empty() {
                 log::warn!("collision {what}: <submesh> {submesh:?} ignored, the whole mesh is used");
             }
             let m = mesh::load(&path).map_err(|e| format!("collision {what}: {e}"))?;
-            let s = [positive("mesh scale x", scale.x)?, positive("mesh scale y", scale.y)?, positive("mesh scale z", scale.z)?];
+            let s = [
+                positive("mesh scale x", scale.x)?,
+                positive("mesh scale y", scale.y)?,
+                positive("mesh scale z", scale.z)?,
+            ];
             let vertices: Vec<Vector> =
                 m.vertices.iter().map(|v| Vector::new(v[0] * s[0], v[1] * s[1], v[2] * s[2])).collect();
             let shape = if body_fixed {
@@ -91,7 +100,10 @@ pub fn build(geometry: &Geometry, body_fixed: bool, what: &str) -> Result<Option
                     .map_err(|e| format!("collision {what}: mesh file {}: {e:?}", path.display()))?
             } else {
                 SharedShape::convex_hull(&vertices).ok_or_else(|| {
-                    format!("collision {what}: mesh file {}: its points have no convex hull (flat or degenerate)", path.display())
+                    format!(
+                        "collision {what}: mesh file {}: its points have no convex hull (flat or degenerate)",
+                        path.display()
+                    )
                 })?
             };
             plain(shape)

@@ -67,7 +67,9 @@ use plugin_api::components::{
 };
 use plugin_api::math::Pose;
 use plugin_api::msgs;
-use plugin_api::{ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, System, TopicOptions, UpdateInfo};
+use plugin_api::{
+    ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, System, TopicOptions, UpdateInfo,
+};
 
 /// Which frames to publish.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -104,13 +106,19 @@ enum Out {
 impl Out {
     fn new(host: &Host, topic: &str, vector: bool) -> plugin_api::Result<Out> {
         let options = TopicOptions { reliable: false, max_rate_hz: 0.0 };
-        Ok(if vector { Out::Vector(host.advertise(topic, options)?) } else { Out::Each(host.advertise(topic, options)?) })
+        Ok(if vector {
+            Out::Vector(host.advertise(topic, options)?)
+        } else {
+            Out::Each(host.advertise(topic, options)?)
+        })
     }
 
     fn publish(&self, poses: Vec<msgs::Pose>, info: &UpdateInfo) -> plugin_api::Result {
         match self {
             Out::Each(p) => poses.iter().try_for_each(|m| p.publish(m).map(|_| ())),
-            Out::Vector(p) => p.publish(&msgs::PoseV { header: Some(model_common::header(info, &[])), pose: poses }).map(|_| ()),
+            Out::Vector(p) => {
+                p.publish(&msgs::PoseV { header: Some(model_common::header(info, &[])), pose: poses }).map(|_| ())
+            }
         }
     }
 }
@@ -294,7 +302,9 @@ fn dynamic_links(ecm: &EcmView<'_>, model: EntityId) -> Vec<EntityId> {
         }
         let names = [ecm.get::<ParentLinkName>(j).map(|n| n.0), ecm.get::<ChildLinkName>(j).map(|n| n.0)];
         for name in names.into_iter().flatten() {
-            if let Some(l) = ecm.child_by_name(model, &name).filter(|l| ecm.has::<Link>(*l) && !ecm.has::<CanonicalLink>(*l)) {
+            if let Some(l) =
+                ecm.child_by_name(model, &name).filter(|l| ecm.has::<Link>(*l) && !ecm.has::<CanonicalLink>(*l))
+            {
                 if !out.contains(&l) {
                     out.push(l);
                 }

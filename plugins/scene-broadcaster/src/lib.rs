@@ -34,8 +34,8 @@ use plugin_api::msgs::{self as gz, Empty, PoseV, Scene, SerializedStateMap, Seri
 use plugin_api::prost::Message;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
-    log, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, QueryCache, ResetOutcome,
-    ServiceServer, System, TopicOptions, UpdateInfo,
+    log, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, QueryCache,
+    ResetOutcome, ServiceServer, System, TopicOptions, UpdateInfo,
 };
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -135,7 +135,10 @@ fn rate(xml: &PluginXml, tag: &str, default: f64) -> f64 {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => v,
         Ok(_) => {
-            log::warn!("scene broadcaster: <{tag}> is {:?}, not a positive number; using the default {default}", text.trim());
+            log::warn!(
+                "scene broadcaster: <{tag}> is {:?}, not a positive number; using the default {default}",
+                text.trim()
+            );
             default
         }
         Err(_) => {
@@ -196,7 +199,15 @@ impl SceneBroadcaster {
         if !added.is_empty() && io.scene.has_subscribers() {
             let models: BTreeSet<EntityId> = added.iter().copied().filter(|e| ecm.has::<Model>(*e)).collect();
             let lights: BTreeSet<EntityId> = added.iter().copied().filter(|e| ecm.has::<Light>(*e)).collect();
-            io.scene.publish(&scene::scene_msg(ecm, self.world, &self.world_name, &models, &lights, false, info.sim_time_ns))?;
+            io.scene.publish(&scene::scene_msg(
+                ecm,
+                self.world,
+                &self.world_name,
+                &models,
+                &lights,
+                false,
+                info.sim_time_ns,
+            ))?;
         }
         if !removed.is_empty() && io.deletion.has_subscribers() {
             let ids = removed.iter().map(|e| u32::try_from(e.0).unwrap_or(u32::MAX)).collect();
@@ -210,7 +221,8 @@ impl SceneBroadcaster {
             io.poses.publish(&PoseV { header: Some(scene::stamped(info.sim_time_ns)), pose: scene::all_poses(ecm) })?;
         }
         if io.dynamic_poses.has_subscribers() && self.dynamic_throttle.due(now, 1) {
-            io.dynamic_poses.publish(&PoseV { header: Some(scene::stamped(info.sim_time_ns)), pose: scene::dynamic_poses(ecm) })?;
+            io.dynamic_poses
+                .publish(&PoseV { header: Some(scene::stamped(info.sim_time_ns)), pose: scene::dynamic_poses(ecm) })?;
         }
         Ok(())
     }
@@ -235,8 +247,9 @@ impl SceneBroadcaster {
 
     fn full_state(&self, info: &UpdateInfo, ecm: &EcmView<'_>) -> plugin_api::Result<SerializedStepMap> {
         let bytes = ecm.serialized_state(false)?;
-        let state = SerializedStateMap::decode(bytes.as_slice())
-            .map_err(|e| plugin_api::Error::msg(format!("scene broadcaster: the host's full state does not decode: {e}")))?;
+        let state = SerializedStateMap::decode(bytes.as_slice()).map_err(|e| {
+            plugin_api::Error::msg(format!("scene broadcaster: the host's full state does not decode: {e}"))
+        })?;
         Ok(self.step_map(info, ecm, Some(state)))
     }
 
@@ -256,8 +269,9 @@ impl SceneBroadcaster {
             return Ok(());
         }
         let bytes = ecm.serialized_state(true)?;
-        let changed = SerializedStateMap::decode(bytes.as_slice())
-            .map_err(|e| plugin_api::Error::msg(format!("scene broadcaster: the host's changed state does not decode: {e}")))?;
+        let changed = SerializedStateMap::decode(bytes.as_slice()).map_err(|e| {
+            plugin_api::Error::msg(format!("scene broadcaster: the host's changed state does not decode: {e}"))
+        })?;
         let event = self.pending.merge(changed);
         let factor = if info.paused { 2 } else { 1 };
         if event {
@@ -312,7 +326,10 @@ impl System for SceneBroadcaster {
         self.world = if ctx.ecm.has::<World>(ctx.entity) {
             ctx.entity
         } else {
-            log::warn!("scene broadcaster: attached to entity {}, which is not a world; broadcasting its world", ctx.entity);
+            log::warn!(
+                "scene broadcaster: attached to entity {}, which is not a world; broadcasting its world",
+                ctx.entity
+            );
             ctx.ecm.entities_with(&[World::ID]).first().copied().unwrap_or(EntityId::NULL)
         };
         self.world_name = ctx.host.world_name();

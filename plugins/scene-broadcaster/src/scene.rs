@@ -2,8 +2,8 @@
 //! the pose vectors.
 
 use plugin_api::components::{
-    CanonicalLink, GravityEnabled, Kinematic, Light, LightKind, Link, Model, Name, Scene as SceneComponent, SelfCollide,
-    Static, Visual,
+    CanonicalLink, GravityEnabled, Kinematic, Light, LightKind, Link, Model, Name, Scene as SceneComponent,
+    SelfCollide, Static, Visual,
 };
 use plugin_api::math::Pose;
 use plugin_api::msgs::{self as gz, light::LightType};
@@ -37,7 +37,13 @@ pub fn pose_msg(name: String, e: EntityId, p: &Pose) -> gz::Pose {
         name,
         id: id32(e),
         position: Some(gz::Vector3d { header: None, x: p.position.x, y: p.position.y, z: p.position.z }),
-        orientation: Some(gz::Quaternion { header: None, x: p.rotation.x, y: p.rotation.y, z: p.rotation.z, w: p.rotation.w }),
+        orientation: Some(gz::Quaternion {
+            header: None,
+            x: p.rotation.x,
+            y: p.rotation.y,
+            z: p.rotation.z,
+            w: p.rotation.w,
+        }),
     }
 }
 
@@ -157,7 +163,8 @@ pub fn scene_msg(
     properties: bool,
     sim_time_ns: i64,
 ) -> gz::Scene {
-    let mut scene = gz::Scene { header: Some(stamped(sim_time_ns)), name: world_name.to_string(), ..Default::default() };
+    let mut scene =
+        gz::Scene { header: Some(stamped(sim_time_ns)), name: world_name.to_string(), ..Default::default() };
     if properties {
         let s = ecm.get::<SceneComponent>(world).unwrap_or_default();
         scene.ambient = Some(color(s.ambient));

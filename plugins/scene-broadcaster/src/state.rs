@@ -60,13 +60,21 @@ mod tests {
     }
 
     fn step(entities: Vec<SerializedEntityMap>, one_time: bool) -> SerializedStateMap {
-        SerializedStateMap { header: None, entities: entities.into_iter().map(|e| (e.id, e)).collect(), has_one_time_component_changes: one_time }
+        SerializedStateMap {
+            header: None,
+            entities: entities.into_iter().map(|e| (e.id, e)).collect(),
+            has_one_time_component_changes: one_time,
+        }
     }
 
     #[test]
     fn later_values_replace_earlier_ones_and_removal_replaces_all() {
         let mut p = Pending::default();
-        let e = |id, c: Vec<(u64, SerializedComponent)>, remove| SerializedEntityMap { id, components: c.into_iter().collect(), remove };
+        let e = |id, c: Vec<(u64, SerializedComponent)>, remove| SerializedEntityMap {
+            id,
+            components: c.into_iter().collect(),
+            remove,
+        };
         assert!(!p.merge(step(vec![e(1, vec![comp(7, 1), comp(8, 1)], false), e(2, vec![comp(7, 1)], false)], false)));
         assert!(!p.merge(step(vec![e(1, vec![comp(7, 2)], false)], false)));
         assert!(p.merge(step(vec![e(2, vec![], true)], false)), "a removal is an event");

@@ -183,7 +183,9 @@ pub enum Parsed {
 pub fn parse_common(name: &str, sdf: &SensorSdf) -> Parsed {
     let xml = match parse_xml(&sdf.xml) {
         Ok(x) => x,
-        Err(e) => return Parsed::Skip(format!("{}: its XML does not parse: {e}; skipped", describe(name, &sdf.kind, ""))),
+        Err(e) => {
+            return Parsed::Skip(format!("{}: its XML does not parse: {e}; skipped", describe(name, &sdf.kind, "")))
+        }
     };
     let origin = xml.attributes.get("troupe_origin").cloned().unwrap_or_default();
     let what = describe(name, &sdf.kind, &origin);
@@ -195,9 +197,19 @@ pub fn parse_common(name: &str, sdf: &SensorSdf) -> Parsed {
         });
     };
     if !sdf.update_rate.is_finite() || sdf.update_rate < 0.0 {
-        return Parsed::Skip(format!("{what}: <update_rate> must be a number >= 0, found {}; skipped", sdf.update_rate));
+        return Parsed::Skip(format!(
+            "{what}: <update_rate> must be a number >= 0, found {}; skipped",
+            sdf.update_rate
+        ));
     }
-    Parsed::Sensor(Box::new(Common { name: name.to_string(), sdf_type: sdf.kind.clone(), kind, rate: sdf.update_rate, origin, xml }))
+    Parsed::Sensor(Box::new(Common {
+        name: name.to_string(),
+        sdf_type: sdf.kind.clone(),
+        kind,
+        rate: sdf.update_rate,
+        origin,
+        xml,
+    }))
 }
 
 /// Parses an element given as text (undeclared prefixes are tolerated as the plugin API does).
@@ -260,7 +272,9 @@ mod tests {
         assert!(m.contains("w.sdf:12") && m.contains("update_rate"), "{m}");
         let Parsed::Skip(m) = parse_common("s", &sdf("camera", 1.0)) else { panic!() };
         assert!(m.contains("renderer"), "{m}");
-        assert!(matches!(parse_common("s", &sdf("gpu_lidar", 10.0)), Parsed::Sensor(c) if c.kind == Kind::Lidar && c.origin == "w.sdf:12"));
+        assert!(
+            matches!(parse_common("s", &sdf("gpu_lidar", 10.0)), Parsed::Sensor(c) if c.kind == Kind::Lidar && c.origin == "w.sdf:12")
+        );
     }
 
     #[test]

@@ -22,7 +22,12 @@ fn v3(v: Vec3) -> Vector3d {
 }
 
 fn entity_msg(ecm: &impl EcmRead, e: EntityId) -> Entity {
-    Entity { id: e.0, name: crate::frames::scoped_name(ecm, e), r#type: entity::Type::Collision as i32, ..Default::default() }
+    Entity {
+        id: e.0,
+        name: crate::frames::scoped_name(ecm, e),
+        r#type: entity::Type::Collision as i32,
+        ..Default::default()
+    }
 }
 
 impl Contact {
@@ -48,7 +53,9 @@ impl Contact {
                 .children(link)
                 .into_iter()
                 .find(|c| s.ecm.has::<Collision>(*c) && s.ecm.get::<Name>(*c).is_some_and(|n| n.0 == name));
-            let c = found.ok_or_else(|| ConfigError(format!("<contact><collision>{name}</collision>: the link has no such collision")))?;
+            let c = found.ok_or_else(|| {
+                ConfigError(format!("<contact><collision>{name}</collision>: the link has no such collision"))
+            })?;
             ensure::<WatchContacts>(s.ecm, c).map_err(|e| ConfigError(e.to_string()))?;
             collisions.push(c);
         }
@@ -94,4 +101,3 @@ impl Contact {
         Ok(())
     }
 }
-

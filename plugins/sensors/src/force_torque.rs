@@ -59,7 +59,11 @@ impl ForceTorque {
             None | Some("child") => Frame::Child,
             Some("parent") => Frame::Parent,
             Some("sensor") => Frame::Sensor,
-            Some(other) => return Err(ConfigError(format!("<force_torque><frame> must be child, parent or sensor, found {other:?}"))),
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "<force_torque><frame> must be child, parent or sensor, found {other:?}"
+                )))
+            }
         };
         let child_to_parent = match block.and_then(|b| child_text(b, "measure_direction")).as_deref() {
             None | Some("child_to_parent") => true,
@@ -82,7 +86,17 @@ impl ForceTorque {
             .set(joint, &JointTransmittedWrench(Wrench { force: nan, torque: nan }), Change::OneTime)
             .map_err(|e| ConfigError(e.to_string()))?;
         let publisher = s.host.advertise(topic, TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
-        Ok(ForceTorque { joint, frame, child_to_parent, sensor_pose, force_noise, torque_noise, what, warned: false, publisher })
+        Ok(ForceTorque {
+            joint,
+            frame,
+            child_to_parent,
+            sensor_pose,
+            force_noise,
+            torque_noise,
+            what,
+            warned: false,
+            publisher,
+        })
     }
 
     /// The wrench as the sensor reports it, before noise; `None` when physics provides none.
@@ -127,7 +141,10 @@ impl ForceTorque {
         let Some((f, t)) = self.truth(s.ecm) else {
             if !self.warned {
                 self.warned = true;
-                log::warn!("{}: the physics backend does not report joint wrenches; this sensor publishes nothing", self.what);
+                log::warn!(
+                    "{}: the physics backend does not report joint wrenches; this sensor publishes nothing",
+                    self.what
+                );
             }
             return Ok(());
         };

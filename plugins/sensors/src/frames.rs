@@ -21,7 +21,6 @@ pub fn world_pose(ecm: &impl EcmRead, entity: EntityId) -> Pose {
     pose
 }
 
-
 /// The model that holds `entity` (nearest ancestor model).
 pub fn model_of(ecm: &impl EcmRead, entity: EntityId) -> Option<EntityId> {
     let mut cur = entity;
@@ -80,4 +79,3 @@ pub fn scoped_name(ecm: &impl EcmRead, entity: EntityId) -> String {
 pub fn to_frame(q: Quat, v: Vec3) -> Vec3 {
     q.inverse().rotate(v)
 }
-

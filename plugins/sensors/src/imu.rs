@@ -7,9 +7,11 @@ use crate::config::{Common, ConfigError};
 use crate::motion::{self, ensure};
 use crate::noise::Noise;
 use crate::system::{Sample, Setup};
-use plugin_api::components::{WorldAngularAcceleration, WorldAngularVelocity, WorldLinearAcceleration, WorldLinearVelocity};
+use plugin_api::components::{
+    WorldAngularAcceleration, WorldAngularVelocity, WorldLinearAcceleration, WorldLinearVelocity,
+};
 use plugin_api::math::{Pose, Vec3};
-use plugin_api::msgs::{Quaternion, Vector3d, Imu as ImuMsg};
+use plugin_api::msgs::{Imu as ImuMsg, Quaternion, Vector3d};
 use plugin_api::{EcmRead, EntityId, Publisher, TopicOptions};
 
 /// An IMU sensor.
@@ -58,7 +60,16 @@ impl Imu {
             r.map_err(|e| ConfigError(e.to_string()))?;
         }
         let publisher = s.host.advertise(topic, TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
-        Ok(Imu { link, offset, world: s.world, gyro_noise, accel_noise, orientation, name: crate::frames::scoped_name(s.ecm, s.entity), publisher })
+        Ok(Imu {
+            link,
+            offset,
+            world: s.world,
+            gyro_noise,
+            accel_noise,
+            orientation,
+            name: crate::frames::scoped_name(s.ecm, s.entity),
+            publisher,
+        })
     }
 
     /// The reading now, before noise: (orientation, angular velocity, specific force), the

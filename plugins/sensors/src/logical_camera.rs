@@ -43,7 +43,13 @@ fn pose_msg(name: &str, p: Pose) -> PoseMsg {
     PoseMsg {
         name: name.to_string(),
         position: Some(Vector3d { x: p.position.x, y: p.position.y, z: p.position.z, ..Default::default() }),
-        orientation: Some(Quaternion { w: p.rotation.w, x: p.rotation.x, y: p.rotation.y, z: p.rotation.z, ..Default::default() }),
+        orientation: Some(Quaternion {
+            w: p.rotation.w,
+            x: p.rotation.x,
+            y: p.rotation.y,
+            z: p.rotation.z,
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -53,15 +59,23 @@ impl LogicalCamera {
     /// required as SDFormat says).
     pub fn new(common: &Common, topic: &str, s: &mut Setup<'_, '_>) -> Result<LogicalCamera, ConfigError> {
         let what = "<logical_camera>";
-        let block = common.block(&["logical_camera"]).ok_or_else(|| ConfigError("missing required <logical_camera> block".into()))?;
+        let block = common
+            .block(&["logical_camera"])
+            .ok_or_else(|| ConfigError("missing required <logical_camera> block".into()))?;
         let frustum = Frustum {
             near: required_f64(block, "near", what)?,
             far: required_f64(block, "far", what)?,
             horizontal_fov: required_f64(block, "horizontal_fov", what)?,
             aspect_ratio: required_f64(block, "aspect_ratio", what)?,
         };
-        if !(frustum.near >= 0.0 && frustum.far > frustum.near && frustum.horizontal_fov > 0.0 && frustum.aspect_ratio > 0.0) {
-            return Err(ConfigError(format!("{what}: needs 0 <= near < far, horizontal_fov > 0 and aspect_ratio > 0, found {frustum:?}")));
+        if !(frustum.near >= 0.0
+            && frustum.far > frustum.near
+            && frustum.horizontal_fov > 0.0
+            && frustum.aspect_ratio > 0.0)
+        {
+            return Err(ConfigError(format!(
+                "{what}: needs 0 <= near < far, horizontal_fov > 0 and aspect_ratio > 0, found {frustum:?}"
+            )));
         }
         let link = s.ecm.parent(s.entity).ok_or_else(|| ConfigError("has no parent link".into()))?;
         let offset = s.ecm.get::<Pose>(s.entity).unwrap_or(Pose::IDENTITY);
@@ -94,7 +108,10 @@ impl LogicalCamera {
         let msg = LogicalCameraImage {
             header: Some(s.header.clone()),
             pose: Some(pose_msg("", camera)),
-            model: seen.iter().map(|(n, p)| logical_camera_image::Model { name: n.clone(), pose: Some(pose_msg(n, *p)) }).collect(),
+            model: seen
+                .iter()
+                .map(|(n, p)| logical_camera_image::Model { name: n.clone(), pose: Some(pose_msg(n, *p)) })
+                .collect(),
         };
         self.publisher.publish(&msg)?;
         Ok(())

@@ -25,11 +25,8 @@ impl Magnetometer {
     pub fn new(common: &Common, topic: &str, s: &mut Setup<'_, '_>) -> Result<Magnetometer, ConfigError> {
         let what = common.what();
         let block = common.block(&["magnetometer"]);
-        let mut noise = [
-            Noise::at(block, &["x"], &what)?,
-            Noise::at(block, &["y"], &what)?,
-            Noise::at(block, &["z"], &what)?,
-        ];
+        let mut noise =
+            [Noise::at(block, &["x"], &what)?, Noise::at(block, &["y"], &what)?, Noise::at(block, &["z"], &what)?];
         noise.iter_mut().for_each(|n| n.start(s.rng));
         let link = s.ecm.parent(s.entity).ok_or_else(|| ConfigError("has no parent link".into()))?;
         let offset = s.ecm.get::<Pose>(s.entity).unwrap_or(Pose::IDENTITY);

@@ -4,7 +4,9 @@
 //! (gz-sim's convention), so a sensor asks for them when it is set up with [`ensure`].
 
 use crate::frames;
-use plugin_api::components::{Gravity, WorldAngularAcceleration, WorldAngularVelocity, WorldLinearAcceleration, WorldLinearVelocity};
+use plugin_api::components::{
+    Gravity, WorldAngularAcceleration, WorldAngularVelocity, WorldLinearAcceleration, WorldLinearVelocity,
+};
 use plugin_api::math::{Pose, Vec3};
 use plugin_api::{Change, Component, Ecm, EcmRead, EntityId};
 

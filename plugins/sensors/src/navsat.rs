@@ -50,7 +50,12 @@ pub struct Origin {
 impl Origin {
     /// From the world's `<spherical_coordinates>`.
     pub fn new(sc: &SphericalCoordinates) -> Origin {
-        Origin { lat: sc.latitude_deg.to_radians(), lon: sc.longitude_deg.to_radians(), elevation: sc.elevation, heading: sc.heading_deg.to_radians() }
+        Origin {
+            lat: sc.latitude_deg.to_radians(),
+            lon: sc.longitude_deg.to_radians(),
+            elevation: sc.elevation,
+            heading: sc.heading_deg.to_radians(),
+        }
     }
     /// A world-frame vector in east-north-up: the world frame is ENU turned by the heading
     /// about up.
@@ -110,7 +115,15 @@ impl NavSat {
             log::warn!("{what}: surface model {:?} is not supported; using EARTH_WGS84", sc.surface_model);
         }
         let publisher = s.host.advertise(topic, TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
-        Ok(NavSat { link, offset, world: s.world, position_noise, velocity_noise, frame: common.name.clone(), publisher })
+        Ok(NavSat {
+            link,
+            offset,
+            world: s.world,
+            position_noise,
+            velocity_noise,
+            frame: common.name.clone(),
+            publisher,
+        })
     }
 
     /// Publishes one sample.

@@ -54,7 +54,8 @@ pub struct Noise {
 
 impl Noise {
     /// No noise.
-    pub const NONE: Noise = Noise { mean: 0.0, stddev: 0.0, bias_mean: 0.0, bias_stddev: 0.0, precision: 0.0, bias: 0.0 };
+    pub const NONE: Noise =
+        Noise { mean: 0.0, stddev: 0.0, bias_mean: 0.0, bias_stddev: 0.0, precision: 0.0, bias: 0.0 };
 
     /// Reads a `<noise>` element: `type` as a child (SDFormat 1.5+) or attribute (older),
     /// `none`, `gaussian` or `gaussian_quantized`. `what` names it in errors.
@@ -69,7 +70,11 @@ impl Noise {
         match kind.as_str() {
             "none" => return Ok(n),
             "gaussian" | "gaussian_quantized" => {}
-            other => return Err(ConfigError(format!("{what}: unknown noise type {other:?} (none, gaussian, gaussian_quantized)"))),
+            other => {
+                return Err(ConfigError(format!(
+                    "{what}: unknown noise type {other:?} (none, gaussian, gaussian_quantized)"
+                )))
+            }
         }
         n.mean = child_f64(el, "mean", 0.0, what)?;
         n.stddev = child_f64(el, "stddev", 0.0, what)?;

@@ -29,7 +29,8 @@ impl Schedule {
     /// every sensor present does. A performer's sensor taken over by another secondary
     /// carries on from where its old owner stopped (which no longer samples in that step).
     pub fn new(rate: f64, sim_time_ns: i64) -> Schedule {
-        let k = if rate > 0.0 { ((sim_time_ns.max(0) as f64 * rate / 1e9 - 1e-9).ceil() - 1.0).max(0.0) as u64 } else { 0 };
+        let k =
+            if rate > 0.0 { ((sim_time_ns.max(0) as f64 * rate / 1e9 - 1e-9).ceil() - 1.0).max(0.0) as u64 } else { 0 };
         Schedule { rate, k }
     }
     /// Whether the sensor samples in the step that ended at `info`'s sim time.
@@ -161,7 +162,8 @@ impl Sensors {
                 log::warn!("{}: cannot record its topic: {err}", common.what());
             }
             log::debug!("{} publishes on {topic}", common.what());
-            self.active.insert(e, Active { schedule: Schedule::new(common.rate, sim_time_ns), rng, frame, samples: 0, model });
+            self.active
+                .insert(e, Active { schedule: Schedule::new(common.rate, sim_time_ns), rng, frame, samples: 0, model });
         }
         // Sensors removed from the world stop.
         self.active.retain(|e, _| ecm.has::<Sensor>(*e));
@@ -198,7 +200,10 @@ fn build(common: &Common, topic: &str, s: &mut Setup<'_, '_>) -> Result<Model, C
 /// A header stamped with `sim_time_ns`, naming the frame and the sample's sequence number.
 pub fn header(sim_time_ns: i64, frame: &str, seq: u64) -> Header {
     Header {
-        stamp: Some(Time { sec: sim_time_ns.div_euclid(1_000_000_000), nsec: sim_time_ns.rem_euclid(1_000_000_000) as i32 }),
+        stamp: Some(Time {
+            sec: sim_time_ns.div_euclid(1_000_000_000),
+            nsec: sim_time_ns.rem_euclid(1_000_000_000) as i32,
+        }),
         data: vec![
             Map { key: "frame_id".into(), value: vec![frame.to_string()] },
             Map { key: "seq".into(), value: vec![seq.to_string()] },
@@ -219,7 +224,9 @@ impl System for Sensors {
         if let Some(text) = xml.text("ray_casts") {
             match lidar::RayCasts::parse(&text) {
                 Some(mode) => self.ray_casts = mode,
-                None => log::warn!("sensors system: <ray_casts> must be auto, physics or own, not {text:?}; using auto"),
+                None => {
+                    log::warn!("sensors system: <ray_casts> must be auto, physics or own, not {text:?}; using auto")
+                }
             }
         }
         let mut ecm = ctx.ecm;
@@ -258,7 +265,14 @@ impl System for Sensors {
                 continue;
             }
             a.samples += 1;
-            let mut s = Sample { ecm, info, header: header(info.sim_time_ns, &a.frame, a.samples), rng: &mut a.rng, host: &host, ray_casts: self.ray_casts };
+            let mut s = Sample {
+                ecm,
+                info,
+                header: header(info.sim_time_ns, &a.frame, a.samples),
+                rng: &mut a.rng,
+                host: &host,
+                ray_casts: self.ray_casts,
+            };
             let r = match &mut a.model {
                 Model::Imu(m) => m.sample(e, &mut s),
                 Model::Altimeter(m) => m.sample(e, &mut s),

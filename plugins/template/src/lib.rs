@@ -30,8 +30,8 @@ use plugin_api::components::{Model, Name};
 use plugin_api::math::Pose;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
-    log, Change, Component, ConfigureContext, DecodeError, Ecm, EcmRead, EntityId, Error, Reader,
-    System, UpdateInfo, Writer,
+    log, Change, Component, ConfigureContext, DecodeError, Ecm, EcmRead, EntityId, Error, Reader, System, UpdateInfo,
+    Writer,
 };
 
 /// A third-party component: steps seen by the system.
@@ -89,13 +89,7 @@ impl System for Template {
                 .iter()
                 .max_by(|a, b| a.1.position.z.total_cmp(&b.1.position.z))
                 .and_then(|(e, p)| ecm.get::<Name>(*e).map(|n| (n.0, p.position.z)));
-            log::info!(
-                "{}: t = {:.3} s, {} models, highest {:?}",
-                self.label,
-                info.sim_time(),
-                models.len(),
-                highest
-            );
+            log::info!("{}: t = {:.3} s, {} models, highest {:?}", self.label, info.sim_time(), models.len(), highest);
         }
         Ok(())
     }

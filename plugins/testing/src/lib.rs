@@ -18,8 +18,7 @@ use plugin_api::components::Name;
 use plugin_api::msgs::StringMsg;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
-    events, log, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Error, Host, ResetOutcome, System,
-    UpdateInfo,
+    events, log, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Error, Host, ResetOutcome, System, UpdateInfo,
 };
 use std::sync::{Arc, Mutex};
 

@@ -18,7 +18,8 @@ pub fn pose(msg: &msgs::Pose) -> Result<Pose, String> {
         return Err(format!("the pose has a number that is not finite: position {p:?}, orientation {q:?}"));
     }
     let norm = (q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z).sqrt();
-    let rotation = if norm == 0.0 { Quat::IDENTITY } else { Quat { w: q.w / norm, x: q.x / norm, y: q.y / norm, z: q.z / norm } };
+    let rotation =
+        if norm == 0.0 { Quat::IDENTITY } else { Quat { w: q.w / norm, x: q.x / norm, y: q.y / norm, z: q.z / norm } };
     Ok(Pose { position: p, rotation })
 }
 
@@ -63,7 +64,13 @@ pub fn light(msg: &msgs::Light, current: &Light) -> Result<Light, String> {
     l.spot = [msg.spot_inner_angle as f64, msg.spot_outer_angle as f64, msg.spot_falloff as f64];
     l.on = !msg.is_light_off;
     l.visualize = msg.visualize_visual;
-    let numbers = l.diffuse.iter().chain(&l.specular).chain(&l.attenuation).chain(&l.spot).copied().chain([l.range, l.intensity, l.direction.x, l.direction.y, l.direction.z]);
+    let numbers = l.diffuse.iter().chain(&l.specular).chain(&l.attenuation).chain(&l.spot).copied().chain([
+        l.range,
+        l.intensity,
+        l.direction.x,
+        l.direction.y,
+        l.direction.z,
+    ]);
     if numbers.into_iter().any(|v| !v.is_finite()) {
         return Err("the light has a number that is not finite".into());
     }
@@ -78,9 +85,11 @@ mod tests {
     fn a_pose_without_orientation_is_unrotated_and_a_turned_one_is_normalised() {
         let m = msgs::Pose { position: Some(msgs::Vector3d { z: 2.0, ..Default::default() }), ..Default::default() };
         assert_eq!(pose(&m).unwrap(), Pose { position: Vec3::new(0.0, 0.0, 2.0), rotation: Quat::IDENTITY });
-        let m = msgs::Pose { orientation: Some(msgs::Quaternion { w: 2.0, ..Default::default() }), ..Default::default() };
+        let m =
+            msgs::Pose { orientation: Some(msgs::Quaternion { w: 2.0, ..Default::default() }), ..Default::default() };
         assert_eq!(pose(&m).unwrap().rotation, Quat::IDENTITY);
-        let m = msgs::Pose { position: Some(msgs::Vector3d { x: f64::NAN, ..Default::default() }), ..Default::default() };
+        let m =
+            msgs::Pose { position: Some(msgs::Vector3d { x: f64::NAN, ..Default::default() }), ..Default::default() };
         assert!(pose(&m).unwrap_err().contains("not finite"));
     }
 
@@ -92,6 +101,8 @@ mod tests {
         assert_eq!(l.kind, LightKind::Spot);
         assert_eq!((l.intensity, l.range, l.on), (3.0, 5.0, false));
         assert_eq!(l.diffuse, current.diffuse);
-        assert!(light(&msgs::Light { r#type: 7, ..Default::default() }, &current).unwrap_err().contains("unknown light type 7"));
+        assert!(light(&msgs::Light { r#type: 7, ..Default::default() }, &current)
+            .unwrap_err()
+            .contains("unknown light type 7"));
     }
 }

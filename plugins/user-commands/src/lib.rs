@@ -154,22 +154,29 @@ impl UserCommands {
 
     fn try_create(&mut self, ecm: &mut Ecm<'_>, req: &msgs::EntityFactory) -> Result<EntityId, String> {
         use msgs::entity_factory::From;
-        let (text, light, origin) = match &req.from {
-            Some(From::Sdf(s)) => (s.clone(), None, "the sdf string".to_string()),
-            Some(From::SdfFilename(f)) => {
-                let path = sdf::resolve(f)?;
-                let text = std::fs::read_to_string(&path).map_err(|e| format!("sdf_filename {}: {e}", path.display()))?;
-                (text, None, format!("{}", path.display()))
-            }
-            Some(From::Light(l)) => {
-                let kind = convert::light_type_name(l)?;
-                let text = format!("<sdf version=\"1.9\"><light name=\"\" type=\"{kind}\"/></sdf>");
-                (text, Some(l.clone()), "the light message".to_string())
-            }
-            Some(From::Model(_)) => return Err("creating from a Model message is not supported (gz-sim does not either); send sdf or sdf_filename".into()),
-            Some(From::CloneName(n)) => return Err(format!("clone_name {n:?}: cloning is not supported yet; send sdf or sdf_filename")),
-            None => return Err("the request has none of sdf, sdf_filename or light".into()),
-        };
+        let (text, light, origin) =
+            match &req.from {
+                Some(From::Sdf(s)) => (s.clone(), None, "the sdf string".to_string()),
+                Some(From::SdfFilename(f)) => {
+                    let path = sdf::resolve(f)?;
+                    let text =
+                        std::fs::read_to_string(&path).map_err(|e| format!("sdf_filename {}: {e}", path.display()))?;
+                    (text, None, format!("{}", path.display()))
+                }
+                Some(From::Light(l)) => {
+                    let kind = convert::light_type_name(l)?;
+                    let text = format!("<sdf version=\"1.9\"><light name=\"\" type=\"{kind}\"/></sdf>");
+                    (text, Some(l.clone()), "the light message".to_string())
+                }
+                Some(From::Model(_)) => return Err(
+                    "creating from a Model message is not supported (gz-sim does not either); send sdf or sdf_filename"
+                        .into(),
+                ),
+                Some(From::CloneName(n)) => {
+                    return Err(format!("clone_name {n:?}: cloning is not supported yet; send sdf or sdf_filename"))
+                }
+                None => return Err("the request has none of sdf, sdf_filename or light".into()),
+            };
         let top = sdf::top(&text).map_err(|e| format!("{origin}: {e}"))?;
         let light_name = light.as_ref().map(|l| l.name.clone()).unwrap_or_default();
         let wanted = [req.name.as_str(), light_name.as_str(), top.name.as_str()].into_iter().find(|n| !n.is_empty());
@@ -185,7 +192,12 @@ impl UserCommands {
         };
         // Pose and light values are checked before anything is created.
         let pose = req.pose.as_ref().map(convert::pose).transpose().map_err(|e| format!("pose: {e}"))?;
-        let light_pose = light.as_ref().and_then(|l| l.pose.as_ref()).map(convert::pose).transpose().map_err(|e| format!("light pose: {e}"))?;
+        let light_pose = light
+            .as_ref()
+            .and_then(|l| l.pose.as_ref())
+            .map(convert::pose)
+            .transpose()
+            .map_err(|e| format!("light pose: {e}"))?;
         let light_value = light.as_ref().map(|l| convert::light(l, &Light::default())).transpose()?;
         let text = if name == top.name { text } else { sdf::renamed(&text, &top, &name) };
         let entity = ecm.create_from_sdf(&text, self.world).map_err(|e| format!("{origin}: {e}"))?;
@@ -220,7 +232,11 @@ impl UserCommands {
             _ => ecm.has::<Light>(e),
         };
         if !matches!(ty, msgs::entity::Type::Model | msgs::entity::Type::Light) {
-            return Err(format!("entity {:?} of type {}: only MODEL and LIGHT can be named here", msg.name, ty.as_str_name()));
+            return Err(format!(
+                "entity {:?} of type {}: only MODEL and LIGHT can be named here",
+                msg.name,
+                ty.as_str_name()
+            ));
         }
         ecm.children(self.world)
             .into_iter()
@@ -312,7 +328,11 @@ impl UserCommands {
             }
             e
         } else if !req.name.is_empty() {
-            match ecm.entities_with(&[Light::ID]).into_iter().find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == req.name)) {
+            match ecm
+                .entities_with(&[Light::ID])
+                .into_iter()
+                .find(|e| ecm.get::<Name>(*e).is_some_and(|n| n.0 == req.name))
+            {
                 Some(e) => e,
                 None => return self.fail("light_config", format!("no light named {:?}", req.name)),
             }
@@ -338,7 +358,10 @@ impl UserCommands {
         let step = req.max_step_size;
         let rtf = req.real_time_factor;
         if !step.is_finite() || step < 0.0 {
-            return self.fail("set_physics", format!("max_step_size {step} must be a finite number > 0 (0 keeps the current one)"));
+            return self.fail(
+                "set_physics",
+                format!("max_step_size {step} must be a finite number > 0 (0 keeps the current one)"),
+            );
         }
         if !rtf.is_finite() || rtf < 0.0 {
             return self.fail("set_physics", format!("real_time_factor {rtf} must be a finite number >= 0"));
@@ -472,7 +495,11 @@ impl System for UserCommands {
         } else {
             let world = ctx.ecm.entities_with(&[World::ID]).into_iter().next();
             let world = world.ok_or_else(|| plugin_api::Error::msg("user commands: the ECM has no world entity"))?;
-            log::warn!("user commands: attached to entity {}, not a world; serving world {:?} instead", ctx.entity, self.world_name);
+            log::warn!(
+                "user commands: attached to entity {}, not a world; serving world {:?} instead",
+                ctx.entity,
+                self.world_name
+            );
             world
         };
         let w = format!("/world/{}", self.world_name);

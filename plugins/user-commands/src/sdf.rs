@@ -36,7 +36,8 @@ pub fn top(text: &str) -> Result<Top, String> {
         } else if rest.starts_with("<!") || rest.starts_with("</") {
             skip_past(text, at, ">")
         } else {
-            let name_end = rest[1..].find(|c: char| c.is_whitespace() || c == '/' || c == '>').map_or(rest.len(), |n| n + 1);
+            let name_end =
+                rest[1..].find(|c: char| c.is_whitespace() || c == '/' || c == '>').map_or(rest.len(), |n| n + 1);
             let tag = &rest[1..name_end];
             let (attrs, end) = attributes(text, at + name_end)?;
             if matches!(tag, "model" | "light" | "actor") {

@@ -41,11 +41,11 @@
 //! (loaded by `tests/model_systems/velocity.rs`).
 
 use model_common::{model_params, vec3_from};
+use plugin_api::components::LinearVelocityCmd;
 use plugin_api::components::{AngularVelocityCmd, Link};
 use plugin_api::math::Vec3;
 use plugin_api::msgs;
 use plugin_api::{Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, UpdateInfo};
-use plugin_api::components::LinearVelocityCmd;
 
 /// One controlled entity (the model or a link) and its command topic.
 struct Controlled {
@@ -85,7 +85,12 @@ impl System for VelocityControl {
         }
         p.finish()?;
         let initial = (lin.is_some() || ang.is_some()).then(|| (lin.unwrap_or(Vec3::ZERO), ang.unwrap_or(Vec3::ZERO)));
-        self.controlled.push(Controlled { entity: model, commands: ctx.host.subscribe_topic(&topic)?, target: initial, written: None });
+        self.controlled.push(Controlled {
+            entity: model,
+            commands: ctx.host.subscribe_topic(&topic)?,
+            target: initial,
+            written: None,
+        });
         for (l, name) in links {
             let commands = ctx.host.subscribe_topic(&format!("/model/{model_name}/link/{name}/cmd_vel"))?;
             self.controlled.push(Controlled { entity: l, commands, target: None, written: None });
@@ -103,7 +108,10 @@ impl System for VelocityControl {
                 if lin.to_array().iter().chain(ang.to_array().iter()).all(|x| x.is_finite()) {
                     c.target = Some((lin, ang));
                 } else {
-                    plugin_api::log::warn!("{}: a command that is not finite ({lin:?}, {ang:?}) was ignored", c.commands.topic());
+                    plugin_api::log::warn!(
+                        "{}: a command that is not finite ({lin:?}, {ang:?}) was ignored",
+                        c.commands.topic()
+                    );
                 }
             }
             let Some(target) = c.target else { continue };

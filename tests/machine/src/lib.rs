@@ -150,7 +150,10 @@ mod tests {
         let text = std::fs::read_to_string(&log).expect("the skips were recorded");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
-        assert!(lines[0].contains("`troupe-no-such-program` is not installed (Debian package no-such-package)"), "{text}");
+        assert!(
+            lines[0].contains("`troupe-no-such-program` is not installed (Debian package no-such-package)"),
+            "{text}"
+        );
         assert!(lines[0].starts_with("tests::a_lack_is_recorded_outside_ci_and_fails_inside: "), "{text}");
         assert!(lines[1].contains("/no/such/file is missing"), "{text}");
 

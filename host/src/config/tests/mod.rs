@@ -2,6 +2,6 @@
 
 mod names_tests;
 mod parse_tests;
+mod roles_tests;
 mod select_tests;
 mod source_tests;
-mod roles_tests;

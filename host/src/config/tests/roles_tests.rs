@@ -75,7 +75,10 @@ fn explicit_roles_replace_the_default_in_both_directions() {
         Placement::Skipped(why) => assert_eq!(why, "its <troupe:roles> says primary"),
         Placement::Runs => panic!("a primary-only system ran standalone"),
     }
-    assert!(matches!(place(SystemKind::SceneBroadcaster, Some(RoleSet::of(&[Secondary])), Primary), Placement::Skipped(_)));
+    assert!(matches!(
+        place(SystemKind::SceneBroadcaster, Some(RoleSet::of(&[Secondary])), Primary),
+        Placement::Skipped(_)
+    ));
 }
 
 const CONFIG: &str = r#"<?xml version="1.0"?>

@@ -33,8 +33,8 @@ use self::net::{Inbound, InboundTx, JoinServer, Link};
 use super::messages::{Envelope, ErrorCause, Hello, Role as WireRole, Topic, Welcome};
 use super::settings::{NetworkSettings, Role};
 use super::{
-    fingerprint, Cause, Destination, Membership, Outcome, PeerRef, PerformerId, Primary, PrimaryConfig, PrimaryEvent, RunError, Secondary,
-    SecondaryConfig, SecondaryEvent, StepInput, StepOrder, Transmit, PROTOCOL_VERSION,
+    fingerprint, Cause, Destination, Membership, Outcome, PeerRef, PerformerId, Primary, PrimaryConfig, PrimaryEvent,
+    RunError, Secondary, SecondaryConfig, SecondaryEvent, StepInput, StepOrder, Transmit, PROTOCOL_VERSION,
 };
 
 /// What the driver needs from the simulation it steps.
@@ -116,7 +116,9 @@ pub fn token_digest(token: Option<&str>) -> u64 {
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "localhost".into())
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 /// A peer id unique per process run: role, host, pid and start time.
@@ -128,7 +130,11 @@ fn peer_id(role: Role) -> String {
 fn ipc_or_loopback(dir: &std::path::Path, name: &str) -> String {
     let url = format!("ipc://{}/{}-{name}", dir.display(), std::process::id());
     // A Unix socket path is limited to 107 bytes.
-    if url.len() <= 100 { url } else { String::from("tcp://127.0.0.1:0") }
+    if url.len() <= 100 {
+        url
+    } else {
+        String::from("tcp://127.0.0.1:0")
+    }
 }
 
 /// How long a process keeps its connections after its run ended, so the last word (Stop,
@@ -185,8 +191,11 @@ pub fn run_primary(
     let me = PeerRef { role: WireRole::Primary, id: peer_id(Role::Primary), address: join.addr.clone() };
     let _listed = rendezvous::Listing::create(&cfg.dir, "primary", &me.id, &join.addr)
         .map_err(|e| DriverError::Setup(format!("writing to {}: {e}", cfg.dir.display())))?;
-    let others: Vec<String> =
-        rendezvous::scan(&cfg.dir, "primary").into_iter().filter(|l| l.pid != std::process::id()).map(|l| l.to_string()).collect();
+    let others: Vec<String> = rendezvous::scan(&cfg.dir, "primary")
+        .into_iter()
+        .filter(|l| l.pid != std::process::id())
+        .map(|l| l.to_string())
+        .collect();
     if !others.is_empty() {
         join.close();
         return Err(DriverError::Discovery(format!(
@@ -200,7 +209,10 @@ pub fn run_primary(
     let world_fingerprint = fingerprint::hash(&listing);
     crate::status!(
         "troupe: primary {} waiting for {} secondaries (partition {:?}, join address {})",
-        me.id, s.secondaries, cfg.partition, join.addr
+        me.id,
+        s.secondaries,
+        cfg.partition,
+        join.addr
     );
     let mut p = PrimaryDriver {
         machine: Primary::new(
@@ -246,7 +258,8 @@ pub fn run_primary(
                     }
                     progress(seq);
                     let period = sim.period();
-                    next_at = if period.is_zero() { Instant::now() } else { (next_at + period).max(Instant::now() - period) };
+                    next_at =
+                        if period.is_zero() { Instant::now() } else { (next_at + period).max(Instant::now() - period) };
                 }
                 PrimaryEvent::Warning(w) => log::warn!("distributed: {w}"),
                 PrimaryEvent::Ended(outcome) => {
@@ -297,7 +310,9 @@ pub fn run_primary(
 }
 
 fn host_of(url: &str) -> String {
-    url.strip_prefix("tcp://").and_then(|r| r.rsplit_once(':')).map_or_else(|| String::from("127.0.0.1"), |(h, _)| h.to_string())
+    url.strip_prefix("tcp://")
+        .and_then(|r| r.rsplit_once(':'))
+        .map_or_else(|| String::from("127.0.0.1"), |(h, _)| h.to_string())
 }
 
 struct PrimaryDriver<'a> {
@@ -342,10 +357,15 @@ impl PrimaryDriver<'_> {
             next = rx.try_recv().ok();
         }
         // Connections closed without the run ending cleanly: the peer crashed or was killed.
-        let lost = self.admitted.iter().find(|a| a.closed_at.is_some_and(|t| t.elapsed() >= CLOSE_GRACE)).map(|a| a.peer.clone());
+        let lost = self
+            .admitted
+            .iter()
+            .find(|a| a.closed_at.is_some_and(|t| t.elapsed() >= CLOSE_GRACE))
+            .map(|a| a.peer.clone());
         if let Some(peer) = lost {
             if self.machine.outcome().is_none() {
-                let detail = String::from("its connection closed without a goodbye (the process crashed or was killed)");
+                let detail =
+                    String::from("its connection closed without a goodbye (the process crashed or was killed)");
                 self.machine.end_with(now, RunError { peer, cause: Cause::PeerLeft, detail, reported_by: None });
             }
         }
@@ -364,7 +384,11 @@ impl PrimaryDriver<'_> {
                     expected - joined.len().min(expected),
                     if expected - joined.len().min(expected) == 1 { "y" } else { "ies" },
                     if joined.is_empty() { String::from("none") } else { joined.join(", ") },
-                    if enabled < joined.len() { format!(" ({} of them joined the protocol)", enabled) } else { String::new() }
+                    if enabled < joined.len() {
+                        format!(" ({} of them joined the protocol)", enabled)
+                    } else {
+                        String::new()
+                    }
                 );
                 Outcome::Failed(e)
             }
@@ -395,13 +419,20 @@ impl PrimaryDriver<'_> {
 
     fn refuse(&self, peer: &PeerRef, cause: ErrorCause, reason: String) -> Welcome {
         log::warn!("distributed: refused {peer}: {reason}; the run goes on");
-        Welcome { accepted: false, reason, pair_address: String::new(), primary: Some(self.me.info()), cause: cause as i32 }
+        Welcome {
+            accepted: false,
+            reason,
+            pair_address: String::new(),
+            primary: Some(self.me.info()),
+            cause: cause as i32,
+        }
     }
 
     fn on_hello(&mut self, now: Duration, hello: Hello) -> Welcome {
         let peer = PeerRef::from_info(hello.peer.as_ref(), WireRole::Secondary);
         if hello.protocol_version != PROTOCOL_VERSION {
-            let reason = format!("it speaks protocol version {}, this primary {PROTOCOL_VERSION}", hello.protocol_version);
+            let reason =
+                format!("it speaks protocol version {}, this primary {PROTOCOL_VERSION}", hello.protocol_version);
             return self.refuse(&peer, ErrorCause::VersionMismatch, reason);
         }
         if hello.partition != self.cfg.partition {
@@ -422,14 +453,25 @@ impl PrimaryDriver<'_> {
         }
         if let Some(a) = self.admitted.iter().find(|a| a.peer.id == peer.id) {
             // Its first Welcome was lost: the same connection again.
-            return Welcome { accepted: true, pair_address: a.link.addr.clone(), primary: Some(self.me.info()), ..Welcome::default() };
+            return Welcome {
+                accepted: true,
+                pair_address: a.link.addr.clone(),
+                primary: Some(self.me.info()),
+                ..Welcome::default()
+            };
         }
         if let Some(outcome) = self.machine.outcome() {
             // The run is over (it lingers to deliver its last word): nothing to join, and
             // nothing left to end.
             let reason = format!("the run has ended: {}", describe(outcome));
             log::warn!("distributed: refused {peer}: {reason}");
-            return Welcome { accepted: false, reason, primary: Some(self.me.info()), cause: ErrorCause::Aborted as i32, ..Welcome::default() };
+            return Welcome {
+                accepted: false,
+                reason,
+                primary: Some(self.me.info()),
+                cause: ErrorCause::Aborted as i32,
+                ..Welcome::default()
+            };
         }
         let expected = self.cfg.settings.secondaries as usize;
         if self.admitted.len() >= expected {
@@ -437,23 +479,64 @@ impl PrimaryDriver<'_> {
             all.push(peer.to_string());
             if self.machine.started() {
                 // Seed 001: a secondary joining after the start ends the run.
-                let detail = format!("{expected} secondaries were expected and the run has started; secondaries: {}", all.join(", "));
-                self.machine.end_with(now, RunError { peer: peer.clone(), cause: Cause::LateJoin, detail: detail.clone(), reported_by: None });
+                let detail = format!(
+                    "{expected} secondaries were expected and the run has started; secondaries: {}",
+                    all.join(", ")
+                );
+                self.machine.end_with(
+                    now,
+                    RunError { peer: peer.clone(), cause: Cause::LateJoin, detail: detail.clone(), reported_by: None },
+                );
                 log::error!("distributed: {peer} joined after the start: the run ends");
-                return Welcome { accepted: false, reason: format!("late join: {detail}; the run ends"), primary: Some(self.me.info()), cause: ErrorCause::LateJoin as i32, ..Welcome::default() };
+                return Welcome {
+                    accepted: false,
+                    reason: format!("late join: {detail}; the run ends"),
+                    primary: Some(self.me.info()),
+                    cause: ErrorCause::LateJoin as i32,
+                    ..Welcome::default()
+                };
             }
             let detail = format!("more than the {expected} expected secondaries asked to join: {}", all.join(", "));
-            self.machine.end_with(now, RunError { peer: peer.clone(), cause: Cause::ProtocolViolation, detail: detail.clone(), reported_by: None });
-            return Welcome { accepted: false, reason: detail, primary: Some(self.me.info()), cause: ErrorCause::ProtocolViolation as i32, ..Welcome::default() };
+            self.machine.end_with(
+                now,
+                RunError {
+                    peer: peer.clone(),
+                    cause: Cause::ProtocolViolation,
+                    detail: detail.clone(),
+                    reported_by: None,
+                },
+            );
+            return Welcome {
+                accepted: false,
+                reason: detail,
+                primary: Some(self.me.info()),
+                cause: ErrorCause::ProtocolViolation as i32,
+                ..Welcome::default()
+            };
         }
         let index = self.admitted.len();
-        let url = if self.join_is_ipc { ipc_or_loopback(&self.cfg.dir, &format!("pair-{index}")) } else { format!("tcp://{}:0", self.join_host) };
+        let url = if self.join_is_ipc {
+            ipc_or_loopback(&self.cfg.dir, &format!("pair-{index}"))
+        } else {
+            format!("tcp://{}:0", self.join_host)
+        };
         let link = match Link::listen(index, &url, &self.tx) {
             Ok(l) => l,
-            Err(e) => return self.refuse(&peer, ErrorCause::Aborted, format!("the primary could not open its connection: {e}")),
+            Err(e) => {
+                return self.refuse(
+                    &peer,
+                    ErrorCause::Aborted,
+                    format!("the primary could not open its connection: {e}"),
+                )
+            }
         };
         log::info!("distributed: admitted {peer} on {}", link.addr);
-        let w = Welcome { accepted: true, pair_address: link.addr.clone(), primary: Some(self.me.info()), ..Welcome::default() };
+        let w = Welcome {
+            accepted: true,
+            pair_address: link.addr.clone(),
+            primary: Some(self.me.info()),
+            ..Welcome::default()
+        };
         self.admitted.push(Admitted { peer, link, closed_at: None });
         w
     }
@@ -468,7 +551,9 @@ impl PrimaryDriver<'_> {
             };
             match to {
                 Destination::AllSecondaries => self.admitted.iter().filter(|a| a.closed_at.is_none()).for_each(send),
-                Destination::Secondary(id) => self.admitted.iter().filter(|a| a.peer.id == id && a.closed_at.is_none()).for_each(send),
+                Destination::Secondary(id) => {
+                    self.admitted.iter().filter(|a| a.peer.id == id && a.closed_at.is_none()).for_each(send)
+                }
                 Destination::Primary => {}
             }
         }
@@ -483,7 +568,11 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
     let now = || start.elapsed();
     // Until connected (and on IPC, where a dialer has no address of its own) a secondary is
     // addressed by its host and pid.
-    let mut me = PeerRef { role: WireRole::Secondary, id: peer_id(Role::Secondary), address: format!("{} pid {}", hostname(), std::process::id()) };
+    let mut me = PeerRef {
+        role: WireRole::Secondary,
+        id: peer_id(Role::Secondary),
+        address: format!("{} pid {}", hostname(), std::process::id()),
+    };
     let _listed = rendezvous::Listing::create(&cfg.dir, "secondary", &me.id, "")
         .map_err(|e| DriverError::Setup(format!("writing to {}: {e}", cfg.dir.display())))?;
     let listing = sim.listing();
@@ -530,7 +619,9 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
             next = rx.try_recv().ok();
         }
         if closed_at.is_some_and(|t| t.elapsed() >= CLOSE_GRACE) {
-            machine.lose_primary(format!("{primary}: its connection closed without a goodbye (the process crashed or was killed)"));
+            machine.lose_primary(format!(
+                "{primary}: its connection closed without a goodbye (the process crashed or was killed)"
+            ));
         }
         if stop.load(Ordering::SeqCst) && !left {
             left = true;

@@ -14,8 +14,8 @@ use plugin_api::EntityId;
 use super::{run_primary, run_secondary, DriverConfig, DriverError, Simulation};
 use crate::distributed::messages::{ForwardedCommand, Topic, TopicList};
 use crate::distributed::settings::Role;
-use crate::distributed::LevelId;
 use crate::distributed::split::{self, Forward, SplitOwnership};
+use crate::distributed::LevelId;
 use crate::distributed::{fingerprint, Membership, Outcome, PeerRef, PerformerId, StepInput, StepOrder};
 use crate::server::{RunSummary, Server};
 use crate::state::{apply_state, decode_state, Stamp};
@@ -159,7 +159,8 @@ impl<'a> ServerSim<'a> {
             .collect();
         let levels = split::level_content(ecm, runner.world_entity());
         mine.extend(levels.iter().copied());
-        let all: Vec<EntityId> = models.values().flat_map(|&m| ecm.descendants(m)).chain(levels.iter().copied()).collect();
+        let all: Vec<EntityId> =
+            models.values().flat_map(|&m| ecm.descendants(m)).chain(levels.iter().copied()).collect();
         self.ownership.update(mine.clone(), all);
         self.mine = mine;
         self.mine_levels = levels;
@@ -171,9 +172,13 @@ impl<'a> ServerSim<'a> {
     fn start_systems(&mut self, systems: &[(EntityId, plugin_api::msgs::Plugin)], why: &str) -> Result<(), String> {
         for (entity, plugin) in systems {
             let origin = format!("{why}: entity {entity}");
-            if let Some(req) = crate::server::request_for(&plugin.filename, &plugin.name, plugin.innerxml.clone(), origin, *entity) {
+            if let Some(req) =
+                crate::server::request_for(&plugin.filename, &plugin.name, plugin.innerxml.clone(), origin, *entity)
+            {
                 let s = &mut *self.server;
-                s.runners[0].add_system(&mut s.loader, req).map_err(|e| format!("a system of entity {entity} ({why}): {e}"))?;
+                s.runners[0]
+                    .add_system(&mut s.loader, req)
+                    .map_err(|e| format!("a system of entity {entity} ({why}): {e}"))?;
             }
         }
         Ok(())
@@ -184,7 +189,8 @@ impl<'a> ServerSim<'a> {
     /// publisher is handed over to this secondary later.
     fn keep_topics(&mut self, order: &StepOrder) -> Result<(), String> {
         for c in order.commands.iter().filter(|c| c.kind == TOPICS) {
-            let list = TopicList::decode(c.payload.as_slice()).map_err(|e| format!("the primary's forwarded topics: {e}"))?;
+            let list =
+                TopicList::decode(c.payload.as_slice()).map_err(|e| format!("the primary's forwarded topics: {e}"))?;
             let node = self.server.runners[0].node();
             for t in list.topics {
                 if self.topics_known.insert((t.name.clone(), t.msg_type.clone())) {
@@ -213,15 +219,23 @@ impl<'a> ServerSim<'a> {
             if performer.is_some_and(|p| !self.owned.contains(&p)) {
                 continue;
             }
-            let map = decode_state(&c.payload).map_err(|e| format!("the primary's forwarded state {:?}: {e}", c.kind))?;
+            let map =
+                decode_state(&c.payload).map_err(|e| format!("the primary's forwarded state {:?}: {e}", c.kind))?;
             let runner = &mut self.server.runners[0];
             let world = runner.world_entity();
-            let created: Vec<EntityId> = split::new_top_level(&map, world).into_iter().filter(|&e| !runner.ecm.has_entity(e)).collect();
+            let created: Vec<EntityId> =
+                split::new_top_level(&map, world).into_iter().filter(|&e| !runner.ecm.has_entity(e)).collect();
             apply_state(&mut runner.ecm, &map).map_err(|e| format!("applying the primary's forwarded state: {e}"))?;
             if !created.is_empty() {
-                let names: Vec<String> =
-                    created.iter().map(|&e| runner.ecm.get::<plugin_api::components::Name>(e).map_or_else(|| e.to_string(), |n| n.0)).collect();
-                log::info!("distributed: step {}: created {} from the primary's forwarded state", order.seq, names.join(", "));
+                let names: Vec<String> = created
+                    .iter()
+                    .map(|&e| runner.ecm.get::<plugin_api::components::Name>(e).map_or_else(|| e.to_string(), |n| n.0))
+                    .collect();
+                log::info!(
+                    "distributed: step {}: created {} from the primary's forwarded state",
+                    order.seq,
+                    names.join(", ")
+                );
             }
             applied = true;
         }
@@ -252,7 +266,13 @@ impl Simulation for ServerSim<'_> {
         if runner.reset_pending() {
             // The primary resets in its step; the secondaries in theirs, to the same clock.
             commands.push(command(RESET, Vec::new()));
-            return StepInput { iteration: 0, sim_time: Duration::ZERO, dt: Duration::ZERO, paused: runner.clock.paused, commands };
+            return StepInput {
+                iteration: 0,
+                sim_time: Duration::ZERO,
+                dt: Duration::ZERO,
+                paused: runner.clock.paused,
+                commands,
+            };
         }
         let paused = runner.clock.paused;
         let info = runner.clock.info();
@@ -299,7 +319,11 @@ impl Simulation for ServerSim<'_> {
         }
         self.advertisements_seen = count;
         let known = &mut self.topics_known;
-        node.own_topics().into_iter().filter(|t| known.insert(t.clone())).map(|(name, msg_type)| Topic { name, msg_type }).collect()
+        node.own_topics()
+            .into_iter()
+            .filter(|t| known.insert(t.clone()))
+            .map(|(name, msg_type)| Topic { name, msg_type })
+            .collect()
     }
 
     fn handover(&self, moving: &[PerformerId]) -> SerializedStateMap {
@@ -319,7 +343,9 @@ impl Simulation for ServerSim<'_> {
             // secondaries simulate it, and the world would be interpolated between them.
             for &id in answer.entities.keys() {
                 if let Some(first) = answered_by.insert(id, peer) {
-                    return Err(format!("entity {id} was answered by both {first} and {peer}: two secondaries simulate it"));
+                    return Err(format!(
+                        "entity {id} was answered by both {first} and {peer}: two secondaries simulate it"
+                    ));
                 }
             }
             // An entity the primary does not have (made by a secondary's system) is not
@@ -330,7 +356,10 @@ impl Simulation for ServerSim<'_> {
             } else {
                 let mut kept = answer.clone();
                 split::retain_entities(&mut kept, |id| ecm.has_entity(EntityId(id)));
-                log::debug!("distributed: {} entities of {peer}'s answer are unknown here; skipped", answer.entities.len() - kept.entities.len());
+                log::debug!(
+                    "distributed: {} entities of {peer}'s answer are unknown here; skipped",
+                    answer.entities.len() - kept.entities.len()
+                );
                 Cow::Owned(kept)
             };
             apply_state(&mut runner.ecm, &answer).map_err(|e| format!("applying the answer of {peer}: {e}"))?;
@@ -356,7 +385,8 @@ impl Simulation for ServerSim<'_> {
         // next step like any other; its state goes down to its owner only (with the
         // hand-over), so no other secondary holds a copy of it.
         for model in split::unsplit_among(&runner.ecm, world, &new_top) {
-            let p = split::make_performer(&mut runner.ecm, model).map_err(|e| format!("making a spawned model a performer: {e}"))?;
+            let p = split::make_performer(&mut runner.ecm, model)
+                .map_err(|e| format!("making a spawned model a performer: {e}"))?;
             log::info!("distributed: spawned dynamic model {model} is performer {p}");
         }
         self.forward = split::primary_changes(&changes, &applied, &runner.ecm, world, &self.level_entities);
@@ -378,7 +408,8 @@ impl Simulation for ServerSim<'_> {
         // below where their entity is simulated (a taken performer's with the hand-over).
         let mut forwarded_systems = Vec::new();
         for c in order.commands.iter().filter(|c| c.kind == SYSTEMS) {
-            let msg = plugin_api::msgs::EntityPluginV::decode(c.payload.as_slice()).map_err(|e| format!("the primary's forwarded systems: {e}"))?;
+            let msg = plugin_api::msgs::EntityPluginV::decode(c.payload.as_slice())
+                .map_err(|e| format!("the primary's forwarded systems: {e}"))?;
             let entity = EntityId(msg.entity.map_or(0, |e| e.id));
             forwarded_systems.extend(msg.plugins.into_iter().map(|p| (entity, p)));
         }
@@ -427,7 +458,11 @@ impl Simulation for ServerSim<'_> {
         self.start_systems(&forwarded_systems, "created through the primary")?;
         // The levels of the groups assigned here, for the level manager of this step.
         let ecm = &mut self.server.runners[0].ecm;
-        if self.levels_marked.as_ref().is_none_or(|(levels, version)| *levels != order.levels || *version != ecm.structure_version()) {
+        if self
+            .levels_marked
+            .as_ref()
+            .is_none_or(|(levels, version)| *levels != order.levels || *version != ecm.structure_version())
+        {
             crate::distributed::levels::mark_assigned_levels(ecm, &order.levels)
                 .map_err(|e| format!("the step's levels: {}", e.message))?;
             self.levels_marked = Some((order.levels.clone(), ecm.structure_version()));
@@ -480,7 +515,8 @@ impl Simulation for ServerSim<'_> {
         }
         // Entities came or went in the step (a level loaded or unloaded, a system's doing):
         // what is simulated here is computed again; the usual step changes only values.
-        let came_or_went = reset || answer.entities.iter().any(|(&id, e)| e.remove || !self.mine.contains(&EntityId(id)));
+        let came_or_went =
+            reset || answer.entities.iter().any(|(&id, e)| e.remove || !self.mine.contains(&EntityId(id)));
         let before = if came_or_went {
             let before = (std::mem::take(&mut self.mine), std::mem::take(&mut self.mine_levels));
             self.refresh_ownership();
@@ -490,8 +526,11 @@ impl Simulation for ServerSim<'_> {
         };
         // What this secondary simulates after the step, and the removals its systems made in
         // its performers (a level it stopped holding is the new holder's to answer).
-        let removed: HashSet<u64> =
-            if before.is_some() { answer.entities.iter().filter(|(_, e)| e.remove).map(|(&id, _)| id).collect() } else { HashSet::new() };
+        let removed: HashSet<u64> = if before.is_some() {
+            answer.entities.iter().filter(|(_, e)| e.remove).map(|(&id, _)| id).collect()
+        } else {
+            HashSet::new()
+        };
         let mine = &self.mine;
         split::retain_entities(&mut answer, |id| {
             let id = EntityId(id);
@@ -547,7 +586,8 @@ impl Server {
         let unsplit = split::unsplit_dynamic_models(&runner.ecm, runner.world_entity());
         if settings.auto_performers {
             for &m in &unsplit {
-                let p = split::make_performer(&mut runner.ecm, m).map_err(|e| DriverError::Setup(format!("making model {m} a performer: {e}")))?;
+                let p = split::make_performer(&mut runner.ecm, m)
+                    .map_err(|e| DriverError::Setup(format!("making model {m} a performer: {e}")))?;
                 log::info!("distributed: dynamic model {m} made performer {p} (auto performers)");
             }
             if !unsplit.is_empty() {
@@ -557,7 +597,12 @@ impl Server {
         } else if !unsplit.is_empty() {
             let names: Vec<String> = unsplit
                 .iter()
-                .map(|&m| runner.ecm.get::<plugin_api::components::Name>(m).map_or_else(|| m.to_string(), |n| format!("{:?}", n.0)))
+                .map(|&m| {
+                    runner
+                        .ecm
+                        .get::<plugin_api::components::Name>(m)
+                        .map_or_else(|| m.to_string(), |n| format!("{:?}", n.0))
+                })
                 .collect();
             return Err(DriverError::Setup(format!(
                 "world {:?}: dynamic model{} {} {} not a performer and in no level: every secondary would simulate its own copy; \
@@ -570,7 +615,9 @@ impl Server {
                 if names.len() == 1 { "it" } else { "each" },
             )));
         }
-        let ownership = runner.split_ownership().ok_or_else(|| DriverError::Setup(String::from("the world was not loaded for a network role")))?;
+        let ownership = runner
+            .split_ownership()
+            .ok_or_else(|| DriverError::Setup(String::from("the world was not loaded for a network role")))?;
         let mut sim = ServerSim::new(self, iterations.filter(|n| *n > 0), ownership);
         let stop_flag: &AtomicBool = &stop;
         let outcome = match cfg.settings.role {
@@ -602,7 +649,12 @@ mod tests {
         std::env::set_var(crate::config::SERVER_CONFIG_ENV, "");
         let world = r#"<?xml version="1.0"?><sdf version="1.9"><world name="w"></world></sdf>"#;
         let network = NetworkArgs { role: Some("secondary".into()), ..Default::default() };
-        let opts = ServerOptions { world_text: Some((world.into(), "<test>".into())), run: true, network, ..Default::default() };
+        let opts = ServerOptions {
+            world_text: Some((world.into(), "<test>".into())),
+            run: true,
+            network,
+            ..Default::default()
+        };
         Server::load(&opts).unwrap_or_else(|e| panic!("{e}"))
     }
 

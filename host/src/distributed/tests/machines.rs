@@ -7,7 +7,12 @@ use crate::distributed::messages::{envelope::Body, Role};
 use crate::distributed::peer::envelope;
 
 fn primary(n: usize) -> Primary {
-    let cfg = PrimaryConfig { me: peer(Role::Primary, "p"), secondaries: n, world_fingerprint: FINGERPRINT, timing: timing() };
+    let cfg = PrimaryConfig {
+        me: peer(Role::Primary, "p"),
+        secondaries: n,
+        world_fingerprint: FINGERPRINT,
+        timing: timing(),
+    };
     Primary::new(cfg, Duration::ZERO)
 }
 
@@ -77,7 +82,10 @@ fn primary_waits_for_exactly_n_secondaries() {
     let mut ss = secondaries(2);
     let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(pe.is_empty(), "two of three joined: {pe:?}");
-    assert_eq!(p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover), Err(StepRefused::NotReady));
+    assert_eq!(
+        p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover),
+        Err(StepRefused::NotReady)
+    );
     ss.push(Secondary::new(secondary_config("s3"), Duration::ZERO));
     let (pe, se) = pump(Duration::ZERO, &mut p, &mut ss);
     assert_eq!(pe.len(), 1);
@@ -138,7 +146,13 @@ fn fingerprint_mismatch_ends_the_run_naming_the_secondary() {
 #[test]
 fn a_secondary_checks_the_primarys_fingerprint_too() {
     let mut s = Secondary::new(secondary_config("s1"), Duration::ZERO);
-    let ctl = messages::PeerControl { peer: Some(peer(Role::Primary, "p").info()), enable_sim: true, secondary_index: 0, secondaries: 1, world_fingerprint: 5 };
+    let ctl = messages::PeerControl {
+        peer: Some(peer(Role::Primary, "p").info()),
+        enable_sim: true,
+        secondary_index: 0,
+        secondaries: 1,
+        world_fingerprint: 5,
+    };
     s.handle_message(Duration::ZERO, envelope(Body::Control(ctl)));
     let err = failed(s.outcome());
     assert_eq!((err.cause, err.peer.id.as_str()), (Cause::FingerprintMismatch, "p"));
@@ -166,7 +180,9 @@ fn an_answer_is_applied_once_and_a_repeated_step_is_answered_not_rerun() {
     let step = p.poll_transmit().unwrap();
     assert!(matches!(step.msg.body, Some(Body::Step(_))));
     ss[0].handle_message(Duration::ZERO, step.msg.clone());
-    assert!(matches!(ss[0].poll_event(), Some(SecondaryEvent::Step(StepOrder { seq: 1, ref take, .. })) if take == &[1]));
+    assert!(
+        matches!(ss[0].poll_event(), Some(SecondaryEvent::Step(StepOrder { seq: 1, ref take, .. })) if take == &[1])
+    );
     // The step again while it runs: ignored.
     ss[0].handle_message(Duration::ZERO, step.msg.clone());
     assert_eq!(ss[0].poll_transmit(), None);
@@ -194,13 +210,19 @@ fn an_answer_is_applied_once_and_a_repeated_step_is_answered_not_rerun() {
 #[test]
 fn no_second_step_before_every_answer() {
     let (mut p, mut ss) = running(2);
-    assert_eq!(p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover), Err(StepRefused::InFlight(1)));
+    assert_eq!(
+        p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover),
+        Err(StepRefused::InFlight(1))
+    );
     let (_, se) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(se.iter().all(|e| matches!(e[..], [SecondaryEvent::Step(_)])));
     ss[0].complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(pe.is_empty(), "one answer of two: {pe:?}");
-    assert_eq!(p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover), Err(StepRefused::InFlight(1)));
+    assert_eq!(
+        p.begin_step(Duration::ZERO, StepInput::default(), &Membership::new(), no_handover),
+        Err(StepRefused::InFlight(1))
+    );
     ss[1].complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
     assert!(matches!(pe[..], [PrimaryEvent::StepComplete { seq: 1, .. }]));
@@ -292,7 +314,13 @@ fn stop_waits_for_the_step_boundary_then_ends_every_machine_cleanly() {
         s.complete_step(1, SerializedStateMap::default(), Vec::new()).unwrap();
     }
     let (pe, _) = pump(Duration::ZERO, &mut p, &mut ss);
-    assert!(matches!(pe[..], [PrimaryEvent::StepComplete { seq: 1, .. }, PrimaryEvent::Ended(Outcome::Stopped { after_seq: 1 })]), "{pe:?}");
+    assert!(
+        matches!(
+            pe[..],
+            [PrimaryEvent::StepComplete { seq: 1, .. }, PrimaryEvent::Ended(Outcome::Stopped { after_seq: 1 })]
+        ),
+        "{pe:?}"
+    );
     for s in &ss {
         assert_eq!(s.outcome(), Some(&Outcome::Stopped { after_seq: 1 }));
         assert_eq!(s.outcome().unwrap().exit_code(), 0);
@@ -388,7 +416,10 @@ fn seed_start_l1_on_s1_l2_on_s2_and_s3_holds_nothing() {
     let (orders, step) = level_step(&mut p, &mut ss, &start);
     assert_eq!(held(&orders), [vec![L1], vec![L2], vec![]]);
     assert_eq!(orders[0].levels_gained, [L1]);
-    assert_eq!(step.levels.iter().map(|a| (a.level, a.secondary_id.as_str())).collect::<Vec<_>>(), [(L1, "s1"), (L2, "s2")]);
+    assert_eq!(
+        step.levels.iter().map(|a| (a.level, a.secondary_id.as_str())).collect::<Vec<_>>(),
+        [(L1, "s1"), (L2, "s2")]
+    );
     assert_eq!(p.level_owners(), &[(L1, 0), (L2, 1)].into());
     // The same membership again: the step carries no level (only changes travel), and
     // every secondary keeps what it holds.
@@ -405,7 +436,10 @@ fn seed_p1_enters_l3_s1_drops_l1_and_takes_l3() {
     assert_eq!(held(&orders), [vec![L3], vec![L2], vec![]]);
     assert_eq!((orders[0].levels_gained.as_slice(), orders[0].levels_lost.as_slice()), (&[L3][..], &[L1][..]));
     // L1 has no performer left: "no secondary" (empty id) tells everyone to drop it.
-    assert_eq!(step.levels.iter().map(|a| (a.level, a.secondary_id.as_str())).collect::<Vec<_>>(), [(L1, ""), (L3, "s1")]);
+    assert_eq!(
+        step.levels.iter().map(|a| (a.level, a.secondary_id.as_str())).collect::<Vec<_>>(),
+        [(L1, ""), (L3, "s1")]
+    );
 }
 
 #[test]

@@ -109,7 +109,12 @@ impl<N: Net> Cluster<N> {
     /// `n` secondaries named s1..sn, all on `link`.
     pub fn new(mut net: N, seed: u64, n: usize, link: LinkConfig, script: Vec<Membership>) -> Self {
         let now = Duration::ZERO;
-        let cfg = PrimaryConfig { me: peer(messages::Role::Primary, "p"), secondaries: n, world_fingerprint: FINGERPRINT, timing: timing() };
+        let cfg = PrimaryConfig {
+            me: peer(messages::Role::Primary, "p"),
+            secondaries: n,
+            world_fingerprint: FINGERPRINT,
+            timing: timing(),
+        };
         let primary = Primary::new(cfg, now);
         let ids: Vec<String> = (1..=n).map(|i| format!("s{i}")).collect();
         let secondaries = ids
@@ -156,7 +161,8 @@ impl<N: Net> Cluster<N> {
         while !self.all_ended() && self.now < limit {
             self.now += TICK;
             let now = self.now;
-            let due: Vec<Action> = self.actions.iter().filter(|(t, _)| *t <= now && *t > now - TICK).map(|(_, a)| a.clone()).collect();
+            let due: Vec<Action> =
+                self.actions.iter().filter(|(t, _)| *t <= now && *t > now - TICK).map(|(_, a)| a.clone()).collect();
             for a in due {
                 self.act(a);
             }
@@ -259,8 +265,15 @@ impl<N: Net> Cluster<N> {
     fn begin(&mut self, seq: u64) {
         // No step before every secondary answered the previous one.
         for (i, s) in self.secondaries.iter().enumerate() {
-            if self.secondary_outcomes[i].is_none() && i < self.primary.secondaries().len() && s.answered_seq() + 1 < seq {
-                self.violations.push(format!("step {seq} begun while {} answered only {}", self.ids[i], s.answered_seq()));
+            if self.secondary_outcomes[i].is_none()
+                && i < self.primary.secondaries().len()
+                && s.answered_seq() + 1 < seq
+            {
+                self.violations.push(format!(
+                    "step {seq} begun while {} answered only {}",
+                    self.ids[i],
+                    s.answered_seq()
+                ));
             }
         }
         let paused = self.rng.chance(0.1);
@@ -332,14 +345,16 @@ impl<N: Net> Cluster<N> {
         // Exactly one owner per performer, and it is the primary's choice.
         let ordered: Vec<String> = self.primary.secondaries().into_iter().map(|p| p.id).collect();
         for p in self.membership(seq).keys() {
-            let owners: Vec<usize> = (0..self.ids.len()).filter(|&i| self.owned_at[i].get(&seq).is_some_and(|o| o.contains(p))).collect();
+            let owners: Vec<usize> =
+                (0..self.ids.len()).filter(|&i| self.owned_at[i].get(&seq).is_some_and(|o| o.contains(p))).collect();
             if owners.len() != 1 {
                 self.violations.push(format!("step {seq}: performer {p} owned by {owners:?}"));
                 continue;
             }
             let want = self.primary.owners().get(p).map(|&s| ordered[s].clone());
             if want.as_deref() != Some(self.ids[owners[0]].as_str()) {
-                self.violations.push(format!("step {seq}: performer {p} on {}, primary says {want:?}", self.ids[owners[0]]));
+                self.violations
+                    .push(format!("step {seq}: performer {p} on {}, primary says {want:?}", self.ids[owners[0]]));
             }
         }
         self.check_levels(seq);
@@ -365,7 +380,8 @@ impl<N: Net> Cluster<N> {
             for (p, levels) in &membership {
                 let owned = self.owned_at[held[0]].get(&seq).is_some_and(|o| o.contains(p));
                 if levels.contains(&l) && !owned {
-                    self.violations.push(format!("step {seq}: level {l} on {}, its performer {p} elsewhere", self.ids[held[0]]));
+                    self.violations
+                        .push(format!("step {seq}: level {l} on {}, its performer {p} elsewhere", self.ids[held[0]]));
                 }
             }
         }
@@ -390,7 +406,8 @@ impl<N: Net> Cluster<N> {
                     if self.ever_owned.contains(&p) {
                         self.handovers.push((order.seq, p, self.ids[i].clone()));
                         if !order.handover_state.entities.contains_key(&p) {
-                            self.violations.push(format!("step {}: {p} handed to {} without its state", order.seq, self.ids[i]));
+                            self.violations
+                                .push(format!("step {}: {p} handed to {} without its state", order.seq, self.ids[i]));
                         }
                     }
                     self.ever_owned.insert(p);
@@ -412,7 +429,11 @@ impl<N: Net> Cluster<N> {
     fn check_level_order(&mut self, i: usize, order: &StepOrder) {
         let who = format!("{} step {}", self.ids[i], order.seq);
         if &order.levels != self.secondaries[i].levels() {
-            self.violations.push(format!("{who}: order levels {:?}, machine {:?}", order.levels, self.secondaries[i].levels()));
+            self.violations.push(format!(
+                "{who}: order levels {:?}, machine {:?}",
+                order.levels,
+                self.secondaries[i].levels()
+            ));
         }
         let before = self.levels_at[i].get(&(order.seq - 1)).cloned().unwrap_or_default();
         let gained: Vec<LevelId> = order.levels.difference(&before).copied().collect();

@@ -69,7 +69,12 @@ fn a_normal_stop_ends_every_machine_cleanly_after_the_same_step() {
         let mut c = random_cluster(seed);
         let stop = 1 + c.rng.below(25);
         c.stop_after = Some(stop);
-        assert!(c.run(LIMIT), "seed {seed}: hang (primary {:?}, secondaries {:?})", c.primary_outcome, c.secondary_outcomes);
+        assert!(
+            c.run(LIMIT),
+            "seed {seed}: hang (primary {:?}, secondaries {:?})",
+            c.primary_outcome,
+            c.secondary_outcomes
+        );
         assert_clean_invariants(seed, &c);
         assert_eq!(c.primary_outcome, Some(Outcome::Stopped { after_seq: stop }), "seed {seed}");
         for (i, o) in c.secondary_outcomes.iter().enumerate() {
@@ -93,7 +98,12 @@ fn with_fault(seed: u64, action: impl Fn(usize) -> Action) -> (Cluster<SimNet>, 
     run_until_started(seed, &mut c, 1);
     let at = c.now + TICK * (1 + c.rng.below(100)) as u32;
     c.actions.push((at, action(victim)));
-    assert!(c.run(LIMIT), "seed {seed}: hang (primary {:?}, secondaries {:?})", c.primary_outcome, c.secondary_outcomes);
+    assert!(
+        c.run(LIMIT),
+        "seed {seed}: hang (primary {:?}, secondaries {:?})",
+        c.primary_outcome,
+        c.secondary_outcomes
+    );
     assert_clean_invariants(seed, &c);
     (c, victim)
 }
@@ -134,7 +144,10 @@ fn a_leaving_secondary_ends_the_run_naming_it() {
         let p = failure(seed, "primary", &c.primary_outcome);
         assert_eq!(&p.peer.id, gone, "seed {seed}: {p}");
         // Its Leave may be lost on the way; then its silence names it.
-        assert!(matches!(p.cause, Cause::PeerLeft | Cause::HeartbeatTimeout | Cause::StepAnswerTimeout), "seed {seed}: {p}");
+        assert!(
+            matches!(p.cause, Cause::PeerLeft | Cause::HeartbeatTimeout | Cause::StepAnswerTimeout),
+            "seed {seed}: {p}"
+        );
         for (i, o) in c.secondary_outcomes.iter().enumerate() {
             let e = failure(seed, &c.ids[i], o);
             assert_eq!(&e.peer.id, gone, "seed {seed}: {} names {e}", c.ids[i]);
@@ -149,7 +162,12 @@ fn a_late_join_ends_the_run_for_everyone_as_seed_001_says() {
         let k = 1 + c.rng.below(10);
         run_until_started(seed, &mut c, k);
         c.actions.push((c.now + TICK, Action::LateJoin("late".into())));
-        assert!(c.run(LIMIT), "seed {seed}: hang (primary {:?}, secondaries {:?})", c.primary_outcome, c.secondary_outcomes);
+        assert!(
+            c.run(LIMIT),
+            "seed {seed}: hang (primary {:?}, secondaries {:?})",
+            c.primary_outcome,
+            c.secondary_outcomes
+        );
         assert_clean_invariants(seed, &c);
         let p = failure(seed, "primary", &c.primary_outcome);
         assert_eq!((p.cause, p.peer.id.as_str()), (Cause::LateJoin, "late"), "seed {seed}: {p}");

@@ -13,7 +13,8 @@ use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use super::*;
 use crate::distributed::messages::Envelope;
 
-const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/distributed/testdata/three_secondaries_two_handovers.trace");
+const FILE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/src/distributed/testdata/three_secondaries_two_handovers.trace");
 
 fn descriptor() -> &'static MessageDescriptor {
     static D: OnceLock<MessageDescriptor> = OnceLock::new();
@@ -30,7 +31,8 @@ pub(super) fn text(msg: &Envelope) -> String {
 }
 
 fn parse(text: &str) -> Envelope {
-    let dynamic = DynamicMessage::parse_text_format(descriptor().clone(), text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let dynamic =
+        DynamicMessage::parse_text_format(descriptor().clone(), text).unwrap_or_else(|e| panic!("{e}: {text}"));
     Envelope::decode(dynamic.encode_to_vec().as_slice()).expect("valid")
 }
 
@@ -107,14 +109,21 @@ fn finish<N: Net>(c: &mut Cluster<N>) -> Vec<String> {
 fn a_recorded_three_secondary_run_with_two_handovers_replays_to_the_same_outcome() {
     if std::env::var_os("TROUPE_BLESS").is_some() {
         // A lossy, reordering network, so the trace holds retransmissions and duplicates.
-        let link = LinkConfig { loss: 0.1, duplicate: 0.1, reorder: 0.1, delay_min: Duration::from_millis(1), delay_max: Duration::from_millis(15) };
+        let link = LinkConfig {
+            loss: 0.1,
+            duplicate: 0.1,
+            reorder: 0.1,
+            delay_min: Duration::from_millis(1),
+            delay_max: Duration::from_millis(15),
+        };
         let mut c = Cluster::new(SimNet::new(2026), 1, 3, link, script());
         c.trace = Some(Vec::new());
         let lines = finish(&mut c);
         assert_eq!(c.handovers.len(), 2, "{:?}", c.handovers);
         std::fs::write(FILE, lines.join("\n") + "\n").expect("write the trace");
     }
-    let recorded: Vec<String> = std::fs::read_to_string(FILE).expect("the trace file").lines().map(str::to_owned).collect();
+    let recorded: Vec<String> =
+        std::fs::read_to_string(FILE).expect("the trace file").lines().map(str::to_owned).collect();
     let deliveries: VecDeque<Delivery> = recorded
         .iter()
         .filter_map(|l| {
@@ -128,7 +137,8 @@ fn a_recorded_three_secondary_run_with_two_handovers_replays_to_the_same_outcome
         })
         .collect();
     assert!(deliveries.len() > 50, "a trace of {} deliveries", deliveries.len());
-    let mut c = Cluster::new(Replay { deliveries, secondaries: 0 }, 1, 3, LinkConfig::perfect(Duration::ZERO), script());
+    let mut c =
+        Cluster::new(Replay { deliveries, secondaries: 0 }, 1, 3, LinkConfig::perfect(Duration::ZERO), script());
     c.trace = Some(Vec::new());
     let replayed = finish(&mut c);
     assert!(c.violations.is_empty(), "{:#?}", c.violations);

@@ -63,5 +63,8 @@ fn views_follow_full_and_changed_records() {
     assert_eq!(view.entities.keys().copied().collect::<Vec<_>>(), vec![3], "a full record replaces the state");
 
     let other = StateView { entities: [(3, BTreeMap::new()), (4, BTreeMap::new())].into() };
-    assert_eq!(first_mismatch(&view, &other, 0.0), Some(Mismatch::Entity { entity: 4, name: "?".into(), only_in: Side::B }));
+    assert_eq!(
+        first_mismatch(&view, &other, 0.0),
+        Some(Mismatch::Entity { entity: 4, name: "?".into(), only_in: Side::B })
+    );
 }

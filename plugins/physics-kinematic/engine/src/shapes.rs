@@ -49,7 +49,8 @@ pub fn build(geometry: &Geometry) -> Result<Built, String> {
     match geometry {
         Geometry::Empty => Ok(Built::Nothing),
         Geometry::Box { size } => {
-            let (x, y, z) = (positive("box size x", size.x)?, positive("box size y", size.y)?, positive("box size z", size.z)?);
+            let (x, y, z) =
+                (positive("box size x", size.x)?, positive("box size y", size.y)?, positive("box size z", size.z)?);
             plain(SharedShape::cuboid(x / 2.0, y / 2.0, z / 2.0))
         }
         Geometry::Sphere { radius } => plain(SharedShape::ball(positive("sphere radius", *radius)?)),
@@ -211,7 +212,8 @@ mod tests {
 
     #[test]
     fn meshes_are_unsupported_and_empty_is_nothing() {
-        let mesh = Geometry::Mesh { uri: "model://a/b.stl".into(), scale: Vec3::new(1.0, 1.0, 1.0), submesh: String::new() };
+        let mesh =
+            Geometry::Mesh { uri: "model://a/b.stl".into(), scale: Vec3::new(1.0, 1.0, 1.0), submesh: String::new() };
         assert!(matches!(build(&mesh), Ok(Built::Unsupported(m)) if m.contains("b.stl")));
         assert!(matches!(build(&Geometry::Empty), Ok(Built::Nothing)));
     }

@@ -299,7 +299,18 @@ impl World {
         let world = l.world * local;
         let aabb = bounding_box(&shape.shape, &world);
         let link_index = self.body_index[&link];
-        let c = Collision { entity, link, link_index, shape: shape.shape, local, bitmask, watched: false, world, aabb, aabb_stale: false };
+        let c = Collision {
+            entity,
+            link,
+            link_index,
+            shape: shape.shape,
+            local,
+            bitmask,
+            watched: false,
+            world,
+            aabb,
+            aabb_stale: false,
+        };
         let at = self.collisions.partition_point(|c| c.entity < entity);
         self.collisions.insert(at, c);
         for (i, c) in self.collisions.iter().enumerate().skip(at) {
@@ -653,8 +664,11 @@ mod tests {
         assert!(link.is_some_and(|p| (p - Vector::new(0.0, 1.0, 0.0)).length() < 1e-12), "{link:?}");
         let l2 = w.body(e(10)).map(|b| (b.world.translation, b.rel.translation));
         // Its own motion only: 1 m up from where it started, whatever the model did.
-        assert!(l2.is_some_and(|(p, rel)| (p - Vector::new(1.0, 0.0, 1.0)).length() < 1e-12
-            && (rel - Vector::new(1.0, -1.0, 1.0)).length() < 1e-12), "{l2:?}");
+        assert!(
+            l2.is_some_and(|(p, rel)| (p - Vector::new(1.0, 0.0, 1.0)).length() < 1e-12
+                && (rel - Vector::new(1.0, -1.0, 1.0)).length() < 1e-12),
+            "{l2:?}"
+        );
         // Command removed: it rides with the model again.
         w.command(e(10), None);
         w.begin_step();

@@ -66,8 +66,10 @@ impl World {
     }
 
     pub(super) fn apply_velocity_commands(&mut self, ecm: &mut Ecm<'_>) -> Result<(), Error> {
-        let lin: BTreeMap<EntityId, Vec3> = self.commands::<LinearVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
-        let ang: BTreeMap<EntityId, Vec3> = self.commands::<AngularVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let lin: BTreeMap<EntityId, Vec3> =
+            self.commands::<LinearVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let ang: BTreeMap<EntityId, Vec3> =
+            self.commands::<AngularVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
         let targets: BTreeSet<EntityId> = lin.keys().chain(ang.keys()).copied().collect();
         for e in targets {
             let (v, w) = (lin.get(&e).copied(), ang.get(&e).copied());
@@ -149,7 +151,8 @@ impl World {
                 }
             }
         }
-        let commands: BTreeMap<EntityId, Vec<f64>> = self.commands::<JointVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
+        let commands: BTreeMap<EntityId, Vec<f64>> =
+            self.commands::<JointVelocityCmd>(ecm)?.into_iter().map(|(e, v)| (e, v.0)).collect();
         if let Some((e, v)) = commands.iter().find(|(_, v)| v.iter().any(|x| !x.is_finite())) {
             return Err(err(format!("entity {e}: JointVelocityCmd {v:?} is not finite")));
         }

@@ -32,7 +32,8 @@ impl World {
         if dense && self.scratch.len() < self.model_slots.len() {
             self.scratch.resize(self.model_slots.len(), Pose::IDENTITY);
         }
-        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut model_ids, mut model_poses, mut link_ids, mut link_poses) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for &m in &moved {
             let world = self.model_world_now(m);
             let s = self.model_slots[m].as_mut().expect("moved models are alive");
@@ -83,8 +84,12 @@ impl World {
     pub(super) fn write_velocities(&mut self, ecm: &mut Ecm<'_>, dt: f64) -> Result<(), Error> {
         write_link_values::<WorldLinearVelocity>(self, ecm, |_, v, _, _| WorldLinearVelocity(vec_from_r(v)))?;
         write_link_values::<WorldAngularVelocity>(self, ecm, |_, _, w, _| WorldAngularVelocity(vec_from_r(w)))?;
-        write_link_values::<LinearVelocity>(self, ecm, |x, v, _, _| LinearVelocity(vec_from_r(x.rotation.inverse() * v)))?;
-        write_link_values::<AngularVelocity>(self, ecm, |x, _, w, _| AngularVelocity(vec_from_r(x.rotation.inverse() * w)))?;
+        write_link_values::<LinearVelocity>(self, ecm, |x, v, _, _| {
+            LinearVelocity(vec_from_r(x.rotation.inverse() * v))
+        })?;
+        write_link_values::<AngularVelocity>(self, ecm, |x, _, w, _| {
+            AngularVelocity(vec_from_r(x.rotation.inverse() * w))
+        })?;
         // Accelerations: finite differences of the link origin's velocity over the step.
         let lin_links = self.queries.entities_with(ecm, &[Link::ID, WorldLinearAcceleration::ID]).to_vec();
         let ang_links = self.queries.entities_with(ecm, &[Link::ID, WorldAngularAcceleration::ID]).to_vec();
@@ -191,7 +196,9 @@ impl World {
                 if !pair.has_any_active_contact() {
                     continue;
                 }
-                let (Some(c1), Some(c2)) = (self.sim.colliders.get(pair.collider1), self.sim.colliders.get(pair.collider2)) else {
+                let (Some(c1), Some(c2)) =
+                    (self.sim.colliders.get(pair.collider1), self.sim.colliders.get(pair.collider2))
+                else {
                     continue;
                 };
                 let mine_first = pair.collider1 == h;

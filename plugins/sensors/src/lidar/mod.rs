@@ -66,7 +66,11 @@ impl Axis {
         let Some(el) = el else { return Ok(Axis { samples: 1, min_angle: 0.0, max_angle: 0.0 }) };
         let samples = match child_text(el, "samples") {
             None => 1,
-            Some(t) => t.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| ConfigError(format!("{what}<samples> must be a whole number > 0, found {t:?}")))?,
+            Some(t) => t
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| ConfigError(format!("{what}<samples> must be a whole number > 0, found {t:?}")))?,
         };
         let min_angle = child_f64(el, "min_angle", 0.0, what)?;
         let max_angle = child_f64(el, "max_angle", 0.0, what)?;
@@ -109,11 +113,14 @@ pub struct LidarConfig {
 impl LidarConfig {
     /// Reads the `<lidar>` (or older `<ray>`) block.
     pub fn parse(common: &Common) -> Result<LidarConfig, ConfigError> {
-        let block = common.block(&["lidar", "ray"]).ok_or_else(|| ConfigError("missing required <lidar> (or <ray>) block".into()))?;
+        let block = common
+            .block(&["lidar", "ray"])
+            .ok_or_else(|| ConfigError("missing required <lidar> (or <ray>) block".into()))?;
         let scan = block.get_child("scan");
         let horizontal = Axis::parse(scan.and_then(|s| s.get_child("horizontal")), "<scan><horizontal>")?;
         let vertical = Axis::parse(scan.and_then(|s| s.get_child("vertical")), "<scan><vertical>")?;
-        let range = block.get_child("range").ok_or_else(|| ConfigError("missing required <range> in <lidar>".into()))?;
+        let range =
+            block.get_child("range").ok_or_else(|| ConfigError("missing required <range> in <lidar>".into()))?;
         let min_range = required_f64(range, "min", "<range>")?;
         let max_range = required_f64(range, "max", "<range>")?;
         let resolution = child_f64(range, "resolution", 0.0, "<range>")?;
@@ -172,7 +179,13 @@ pub struct Lidar {
 fn pose_msg(p: Pose) -> PoseMsg {
     PoseMsg {
         position: Some(Vector3d { x: p.position.x, y: p.position.y, z: p.position.z, ..Default::default() }),
-        orientation: Some(Quaternion { w: p.rotation.w, x: p.rotation.x, y: p.rotation.y, z: p.rotation.z, ..Default::default() }),
+        orientation: Some(Quaternion {
+            w: p.rotation.w,
+            x: p.rotation.x,
+            y: p.rotation.y,
+            z: p.rotation.z,
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -185,7 +198,8 @@ impl Lidar {
         let link = s.ecm.parent(s.entity).ok_or_else(|| ConfigError("has no parent link".into()))?;
         let offset = s.ecm.get::<Pose>(s.entity).unwrap_or(Pose::IDENTITY);
         let scan = s.host.advertise(topic, TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
-        let points = s.host.advertise(&format!("{topic}/points"), TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
+        let points =
+            s.host.advertise(&format!("{topic}/points"), TopicOptions::default()).map_err(|e| ConfigError(e.0))?;
         let directions = config.directions();
         Ok(Lidar {
             link,
@@ -210,7 +224,8 @@ impl Lidar {
     pub fn ranges(&mut self, ecm: &impl EcmRead, host: &Host, mode: RayCasts) -> (Pose, Vec<f64>) {
         let pose = crate::frames::world_pose(ecm, self.link) * self.offset;
         self.rays.clear();
-        self.rays.extend(self.directions.iter().map(|d| Ray { origin: pose.position, direction: pose.rotation.rotate(*d) }));
+        self.rays
+            .extend(self.directions.iter().map(|d| Ray { origin: pose.position, direction: pose.rotation.rotate(*d) }));
         self.hits.clear();
         self.hits.resize(self.rays.len(), f64::INFINITY);
         let max = self.config.max_range;
@@ -223,7 +238,11 @@ impl Lidar {
             let scene = Scene::build(ecm, Some(self.link));
             if scene.skipped_meshes > 0 && !self.mesh_warned {
                 self.mesh_warned = true;
-                log::warn!("{}: {} mesh collision(s) are invisible to the CPU lidar's own geometry", self.what, scene.skipped_meshes);
+                log::warn!(
+                    "{}: {} mesh collision(s) are invisible to the CPU lidar's own geometry",
+                    self.what,
+                    scene.skipped_meshes
+                );
             }
             for (r, h) in self.rays.iter().zip(self.hits.iter_mut()) {
                 *h = scene.cast(r.origin, r.direction, max).unwrap_or(f64::INFINITY);

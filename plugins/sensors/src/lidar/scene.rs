@@ -76,7 +76,8 @@ fn bounds(g: &Geometry, pose: &Pose) -> Option<Aabb> {
         _ => return None,
     };
     let e = [e.x.abs(), e.y.abs(), e.z.abs()];
-    let axes = [Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, 0.0, 1.0)].map(|a| pose.rotation.rotate(a));
+    let axes =
+        [Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, 0.0, 1.0)].map(|a| pose.rotation.rotate(a));
     let mut half = [0.0; 3];
     for (j, a) in axes.iter().enumerate() {
         for (i, c) in a.to_array().iter().enumerate() {
@@ -84,7 +85,10 @@ fn bounds(g: &Geometry, pose: &Pose) -> Option<Aabb> {
         }
     }
     let p = pose.position.to_array();
-    let b = Aabb { min: [p[0] - half[0], p[1] - half[1], p[2] - half[2]], max: [p[0] + half[0], p[1] + half[1], p[2] + half[2]] };
+    let b = Aabb {
+        min: [p[0] - half[0], p[1] - half[1], p[2] - half[2]],
+        max: [p[0] + half[0], p[1] + half[1], p[2] + half[2]],
+    };
     (b.min.iter().chain(&b.max).all(|v| v.is_finite())).then_some(b)
 }
 
@@ -454,7 +458,10 @@ mod tests {
                 shapes.push((pose, geometry));
             }
             if n == 17 {
-                shapes.push((Pose::from_xyz_rpy(0.0, 0.0, -1.5, 0.0, 0.0, 0.0), Geometry::Plane { normal: Vec3::new(0.0, 0.0, 1.0), size: [1.0, 1.0] }));
+                shapes.push((
+                    Pose::from_xyz_rpy(0.0, 0.0, -1.5, 0.0, 0.0, 0.0),
+                    Geometry::Plane { normal: Vec3::new(0.0, 0.0, 1.0), size: [1.0, 1.0] },
+                ));
             }
             let scene = Scene::from_shapes(shapes);
             let mut hits = 0;
