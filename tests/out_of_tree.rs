@@ -148,3 +148,39 @@ fn plugin_built_against_another_major_version_is_refused_briefly() {
     assert!(message.contains(&so.display().to_string()), "names the plugin: {message}");
     assert!(message.lines().count() == 1 && message.len() < 400, "short, not abi_stable's dump: {message}");
 }
+
+/// The `key = value` lines of the TOML table `[name]` in `text`, comments and blank lines left out.
+fn toml_table(text: &str, name: &str) -> Vec<String> {
+    let header = format!("[{name}]");
+    text.lines()
+        .skip_while(|l| l.trim() != header)
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Every crate of the workspace takes the workspace's lints; the template, which is copied out
+/// of the workspace, writes the same table out.
+#[test]
+fn every_crate_takes_the_workspace_lints_and_the_template_states_the_same() {
+    let root = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let members = root.lines().find_map(|l| l.strip_prefix("members = [")).expect("the workspace lists its members");
+    let members: Vec<&str> = members.trim_end_matches(']').split(',').map(|m| m.trim().trim_matches('"')).collect();
+    assert!(members.len() > 10 && members.contains(&"host"), "{members:?}");
+    for member in members.iter().filter(|m| **m != "plugins/template") {
+        let manifest = std::fs::read_to_string(repo().join(member).join("Cargo.toml")).unwrap();
+        assert_eq!(
+            toml_table(&manifest, "lints"),
+            ["workspace = true"],
+            "{member}/Cargo.toml takes the workspace's lints"
+        );
+    }
+    let template = std::fs::read_to_string(repo().join("plugins/template/Cargo.toml")).unwrap();
+    for table in ["rust", "clippy"] {
+        let workspace = toml_table(&root, &format!("workspace.lints.{table}"));
+        assert!(!workspace.is_empty(), "the workspace has [workspace.lints.{table}]");
+        assert_eq!(toml_table(&template, &format!("lints.{table}")), workspace, "the template's [lints.{table}]");
+    }
+}

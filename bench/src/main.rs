@@ -479,16 +479,14 @@ struct Packed {
 fn put_f64s(out: &mut Vec<u8>, p: &DPose) {
     let start = out.len();
     out.resize(start + 56, 0);
-    let (words, _) = out[start..].as_chunks_mut::<8>();
-    for (w, v) in words.iter_mut().zip([p.x, p.y, p.z, p.qw, p.qx, p.qy, p.qz]) {
-        *w = v.to_le_bytes();
+    for (w, v) in out[start..].chunks_exact_mut(8).zip([p.x, p.y, p.z, p.qw, p.qx, p.qy, p.qz]) {
+        w.copy_from_slice(&v.to_le_bytes());
     }
 }
 
 #[inline]
 fn get_f64s(bytes: &[u8]) -> DPose {
-    let (words, _) = bytes.as_chunks::<8>();
-    let f = |i: usize| words.get(i).map_or(0.0, |w| f64::from_le_bytes(*w));
+    let f = |i: usize| bytes.get(i * 8..i * 8 + 8).map_or(0.0, |w| f64::from_le_bytes(w.try_into().expect("8 bytes")));
     DPose { x: f(0), y: f(1), z: f(2), qw: f(3), qx: f(4), qy: f(5), qz: f(6) }
 }
 

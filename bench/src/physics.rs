@@ -1,4 +1,4 @@
-//! 5. Physics: Troupe's server stepping `troupe_physics_rapier` against bare rapier on the
+//! Part 5: Physics: Troupe's server stepping `troupe_physics_rapier` against bare rapier on the
 //! identical scene, built from the same loaded ECM, timed in alternating blocks of steps.
 //!
 //! Scenes: a pile of 0.1 m boxes (`../shared/bench/mujoco_boxes.py`'s `pile`, same layout
@@ -136,8 +136,7 @@ fn rpose(p: &Pose) -> RPose {
 /// uses: rapier's default integration parameters at the world's step, mass properties from
 /// `<inertial>` (collider density 0), friction by minimum and restitution by product.
 fn bare_from_ecm(ecm: &HostEcm, dt: f64, gravity: Vector, sleep: bool) -> Result<Bare, String> {
-    let mut params = IntegrationParameters::default();
-    params.dt = dt;
+    let params = IntegrationParameters { dt, ..IntegrationParameters::default() };
     let mut bare = Bare {
         params,
         gravity,
@@ -446,7 +445,9 @@ fn mujoco(
     let n = pile_n.to_string();
     let (pf, ps) = ((pile.fall + pile.settle + 1).to_string(), pile.settled.to_string());
     let (af, as_) = ((asleep.fall + asleep.settle + 1).to_string(), asleep.settled.to_string());
-    let runs: [(&str, Vec<&str>, Vec<(&str, f64)>); 2] = [
+    // (what, the MuJoCo script's arguments, Troupe's figures to print beside its answer)
+    type Run<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, f64)>);
+    let runs: [Run; 2] = [
         (
             "box pile with MuJoCo's defaults (no sleeping)",
             vec!["--scene", "pile", "--n", &n, "--fall-steps", &pf, "--steps", &ps],

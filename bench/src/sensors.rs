@@ -1,4 +1,4 @@
-//! 7. Sensors: the step time of a world with a 640 x 16 CPU lidar at 10 Hz among static
+//! Part 7: Sensors: the step time of a world with a 640 x 16 CPU lidar at 10 Hz among static
 //!    shapes, its rays cast through rapier's ray caster (the host's ray-cast service) and
 //!    against the sensors system's own geometry (`<ray_casts>own</ray_casts>`), against the
 //!    same world without the lidar, all on `troupe_physics_rapier` with `troupe_sensors`

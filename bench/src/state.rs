@@ -1,4 +1,4 @@
-//! 3. Lossless state: an ECM to `gz.msgs.SerializedStateMap` bytes and back, full and
+//! Part 3: Lossless state: an ECM to `gz.msgs.SerializedStateMap` bytes and back, full and
 //! changed-only, against prost doing the same protobuf work on data it is handed directly.
 //!
 //! The world is a "shapes" world of N models, each with one link holding a box collision

@@ -1,4 +1,4 @@
-//! 2. The per-iteration cost of an empty world with three `testing::Noop` plugin systems
+//! Part 2: The per-iteration cost of an empty world with three `testing::Noop` plugin systems
 //! (`Server::step_once`) against a bare in-process loop making the same hook calls.
 
 use super::{best_of_interleaved, ns_per, verdict, Plan};
@@ -26,7 +26,7 @@ const NOOP_CONFIG: &str = r#"<?xml version="1.0"?>
 pub(crate) fn set_plugin_path() -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate the executable: {e}"))?;
     let exe_dir = exe.parent().ok_or("the executable has no directory")?.to_path_buf();
-    let dirs = vec![exe_dir.join("deps"), exe_dir.clone()];
+    let dirs = [exe_dir.join("deps"), exe_dir.clone()];
     let mut value: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     if let Ok(old) = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH") {
         value.push(old);
@@ -190,7 +190,6 @@ pub(crate) fn bench_step(plan: &Plan) -> Result<(), String> {
     end_step()?;
     let [d_step, d_bare, d_bare_all, d_ffi, d_ffi_all, d_end] =
         best_of_interleaved(plan.reps, [&mut step, &mut bare, &mut bare_all, &mut ffi, &mut ffi_all, &mut end_step])?;
-    drop(step);
     let done = server.runners()[0].clock.iterations() - start_iterations;
     let expected = iterations * (plan.reps as u64 + 1);
     if done != expected {

@@ -1,4 +1,4 @@
-//! 6. Transport: a service round trip and a topic's publish-to-receive latency through
+//! Part 6: Transport: a service round trip and a topic's publish-to-receive latency through
 //! Troupe next to bare nng ping-pong between two processes, and the step rate of a world
 //! answering a flood of service calls next to its unloaded rate.
 //!

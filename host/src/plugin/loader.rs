@@ -131,7 +131,7 @@ fn load_module(path: &Path) -> Result<PluginModRef, LoadError> {
     use abi_stable::abi_stability::abi_checking::check_layout_compatibility;
     use abi_stable::StableAbi;
     let header = lib_header_from_path(path).map_err(|e| explain(path, e))?;
-    check_major_version(path, &header.version_strings().version.as_str())?;
+    check_major_version(path, header.version_strings().version.as_str())?;
     let Some(theirs) = header.layout() else {
         return Err(LoadError::IncompatibleLayout {
             path: path.to_path_buf(),

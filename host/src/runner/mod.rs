@@ -52,8 +52,8 @@ pub enum RunError {
         origin: String,
         /// Its class.
         class: String,
-        /// Why.
-        source: LoadError,
+        /// Why (boxed: it is the largest variant's payload, and every step returns this type).
+        source: Box<LoadError>,
     },
     /// The library has no such system.
     #[error("{origin}: {message}")]
@@ -224,7 +224,7 @@ impl WorldRunner {
         let library = loader.load(&req.library).map_err(|source| RunError::Load {
             origin: req.origin.clone(),
             class: req.class.clone(),
-            source,
+            source: Box::new(source),
         })?;
         let obj = new_system(&library, &req.class, &req.origin)?;
         let class = if req.class.is_empty() {

@@ -621,13 +621,10 @@ impl Node {
     fn dispatch(&self, name: &str, payload: &[u8], respond: Responder) {
         let handler = {
             let state = self.inner.state.lock().unwrap();
-            match state.services.get(name) {
-                None => None,
-                Some(s) => Some(match &s.handler {
-                    Handler::Direct(h) => Handler::Direct(h.clone()),
-                    Handler::Queued(q) => Handler::Queued(q.clone()),
-                }),
-            }
+            state.services.get(name).map(|s| match &s.handler {
+                Handler::Direct(h) => Handler::Direct(h.clone()),
+                Handler::Queued(q) => Handler::Queued(q.clone()),
+            })
         };
         match handler {
             None => respond(Answer::Error(format!("node {} offers no service {name:?}", self.inner.id))),

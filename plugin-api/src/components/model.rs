@@ -99,10 +99,11 @@ impl Component for Inertial {
 }
 
 /// A shape (SDFormat `<geometry>`), for collisions and visuals.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub enum Geometry {
     /// `<empty/>` or no geometry.
+    #[default]
     Empty,
     /// A box of the given full size, m.
     Box {
@@ -149,12 +150,6 @@ pub enum Geometry {
         /// Name of a submesh to use, empty for the whole mesh.
         submesh: String,
     },
-}
-
-impl Default for Geometry {
-    fn default() -> Self {
-        Geometry::Empty
-    }
 }
 
 impl Component for Geometry {

@@ -119,7 +119,8 @@ impl Link {
         let aio = Aio::new(move |aio, result| match result {
             AioResult::Recv(Ok(m)) => {
                 // A send fails only once the driver is gone: then nothing more is asked for.
-                if tx.send(Inbound::Msg { link, bytes: m.as_slice().to_vec() }).is_ok() {
+                let delivered = tx.send(Inbound::Msg { link, bytes: m.as_slice().to_vec() }).is_ok();
+                if delivered {
                     if let Err(e) = sock.recv_async(&aio) {
                         log::warn!("distributed: receiving on connection {link}: {e}");
                     }
