@@ -179,7 +179,8 @@ impl SubQueue {
             let mut last = self.last_seq.lock().unwrap();
             let prev = last.insert(sender.to_string(), seq);
             match prev {
-                Some(p) if seq > p + 1 => seq - p - 1,
+                // Saturating: a peer may send any number, 2^64 - 1 included.
+                Some(p) if seq > p.saturating_add(1) => seq - p - 1,
                 _ => 0,
             }
         };

@@ -65,6 +65,21 @@ fn a_local_node_delivers_to_its_own_subscribers_and_counts_gaps() {
     assert!(matches!(node.publish(999, &[]), Err(TransportError::UnknownPublisher(999))));
 }
 
+/// A sequence number is whatever a peer sends: the largest one, then a restart from 1, are
+/// taken like any other (the gap arithmetic overflowed on 2^64 - 1 and killed the thread
+/// that receives every subscribed topic).
+#[test]
+fn any_sequence_number_a_peer_sends_is_delivered() {
+    let node = Node::local();
+    let sub = node.subscribe("/t", "gz.msgs.StringMsg").unwrap();
+    for seq in [u64::MAX, 1, u64::MAX - 1, u64::MAX, 0] {
+        sub.0.push("/t", "gz.msgs.StringMsg", "peer", seq, &[1]);
+    }
+    let got: Vec<(u64, u64)> = sub.take().iter().map(|m| (m.seq, m.missed)).collect();
+    // From 1 to 2^64 - 2, the messages between were missed; going backwards misses none.
+    assert_eq!(got, [(u64::MAX, 0), (1, 0), (u64::MAX - 1, u64::MAX - 3), (u64::MAX, 0), (0, 0)]);
+}
+
 #[test]
 fn a_throttled_publisher_skips_what_exceeds_its_rate() {
     let node = Node::local();
