@@ -144,6 +144,13 @@ impl Troupe {
         self.wrap = vec!["ip".into(), "netns".into(), "exec".into(), ns.into()];
         self
     }
+    /// Runs the child with its stdout piped into `head -n LINES`, which leaves after that
+    /// many lines; the exit status is the child's (bash's `pipefail`).
+    pub fn piped_into_head(mut self, lines: usize) -> Troupe {
+        let script = format!("set -o pipefail; \"$0\" \"$@\" | head -n {lines}");
+        self.wrap = vec!["bash".into(), "-c".into(), script.into()];
+        self
+    }
     /// Sets an environment variable of the child.
     pub fn env(mut self, k: &str, v: impl Into<OsString>) -> Troupe {
         self.env.push((k.into(), Some(v.into())));

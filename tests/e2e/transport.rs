@@ -134,6 +134,25 @@ fn topics_published_by_one_tool_reach_another() {
     assert_eq!(out.stdout.trim(), "data: \"hello\"", "{out}");
 }
 
+/// `troupe topic -e ... | head`: once head has its lines and leaves, the echo ends with 0 at
+/// its next message (it panicked on the broken pipe, exit 101).
+#[test]
+fn an_echo_whose_reader_leaves_ends_quietly() {
+    let dir = TestDir::new("transport-echo-head");
+    let srv = server(&dir, true);
+    // The clock is published every step: the echo writes on until it meets the closed pipe,
+    // long before its own 60 s end.
+    let out = Troupe::topic(&dir)
+        .args(["-e", "-t", "/world/w/clock", "--duration", "60"])
+        .piped_into_head(3)
+        .spawn()
+        .wait_within(Duration::from_secs(40));
+    out.assert_code(0);
+    assert_eq!(out.stdout.lines().count(), 3, "head's three lines\n{out}");
+    assert!(!out.stderr.contains("panicked"), "{out}");
+    stop(&dir, srv).assert_code(0);
+}
+
 fn echo_done(echo: &crate::harness::Running) -> bool {
     echo.stdout_so_far().contains("hello")
 }

@@ -43,6 +43,13 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Writes `text` and a newline to stdout; `false` when stdout is closed (its reader, such as
+/// `head`, left). The caller then stops and exits 0, as Unix filters do (`println!` panicked).
+fn print_line(text: impl std::fmt::Display) -> bool {
+    use std::io::Write;
+    writeln!(std::io::stdout().lock(), "{text}").is_ok()
+}
+
 /// The node of `troupe topic` and `troupe service`: the partition's directory, and the
 /// peers on other machines given by `--peer` and `TROUPE_PEERS`. With peers, the tool
 /// listens on every interface so that a server there can reach its publisher. Peers that

@@ -54,7 +54,9 @@ pub fn run(args: ServiceArgs) -> ExitCode {
 fn run_with(node: &Node, args: ServiceArgs) -> ExitCode {
     if args.list {
         for (name, _, _) in node.services() {
-            println!("{name}");
+            if !super::print_line(name) {
+                break;
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -62,12 +64,16 @@ fn run_with(node: &Node, args: ServiceArgs) -> ExitCode {
     let listed: Vec<_> = node.services().into_iter().filter(|(s, _, _)| *s == service).collect();
     if args.info {
         if listed.is_empty() {
-            println!("No service [{service}]");
+            super::print_line(format_args!("No service [{service}]"));
             return ExitCode::from(1);
         }
         for e in node.peers() {
             for (_, req, rep) in e.services.iter().filter(|(s, _, _)| *s == service) {
-                println!("Node: {}\nAddress: {}\nRequest type: {req}\nResponse type: {rep}", e.node, e.rep_addr);
+                let entry =
+                    format!("Node: {}\nAddress: {}\nRequest type: {req}\nResponse type: {rep}", e.node, e.rep_addr);
+                if !super::print_line(entry) {
+                    return ExitCode::SUCCESS;
+                }
             }
         }
         return ExitCode::SUCCESS;
@@ -95,7 +101,7 @@ fn run_with(node: &Node, args: ServiceArgs) -> ExitCode {
     match node.call(&service, &bytes, Duration::from_millis(args.timeout)) {
         Ok(Answer::Ok(rep)) => match text::decode_to_text(rep_desc.full_name(), &rep) {
             Ok(t) => {
-                println!("{t}");
+                super::print_line(t);
                 ExitCode::SUCCESS
             }
             Err(e) => fail(e),

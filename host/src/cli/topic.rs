@@ -66,7 +66,9 @@ fn run_with(node: &Node, args: TopicArgs) -> ExitCode {
     }
     if args.list {
         for (topic, _) in node.topics() {
-            println!("{topic}");
+            if !super::print_line(topic) {
+                break;
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -84,12 +86,14 @@ fn run_with(node: &Node, args: TopicArgs) -> ExitCode {
             })
             .collect();
         if publishers.is_empty() {
-            println!("No publishers on topic [{topic}]");
+            super::print_line(format_args!("No publishers on topic [{topic}]"));
             return ExitCode::from(1);
         }
-        println!("Publishers [Node, Address, Message Type]:");
-        for (n, addr, ty) in publishers {
-            println!("  {n}, {addr}, {ty}");
+        let lines = publishers.iter().map(|(n, addr, ty)| format!("  {n}, {addr}, {ty}"));
+        for line in std::iter::once("Publishers [Node, Address, Message Type]:".to_string()).chain(lines) {
+            if !super::print_line(line) {
+                break;
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -130,7 +134,11 @@ fn echo(node: &Node, topic: &str, count: Option<u64>, duration: Option<f64>) -> 
             );
         }
         match text::decode_to_text(&msg.msg_type, &msg.payload) {
-            Ok(t) => println!("{t}"),
+            Ok(t) => {
+                if !super::print_line(t) {
+                    break;
+                }
+            }
             Err(e) => troupe::status!("troupe topic: {e}"),
         }
         seen += 1;
