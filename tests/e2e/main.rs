@@ -9,6 +9,8 @@
 //! * [`include`]: `<include>` of `model://` URIs found through the environment.
 //! * [`errors`]: every way of failing to start or failing while running says what and where.
 //! * [`lifecycle`]: iteration counts, stop event, signals, pacing.
+//! * [`limits`]: numbers out of range (world values, `-z`, service requests): refused, no
+//!   panic or hang.
 //! * [`config`]: which config systems load (`--config`, `GZ_SIM_SERVER_CONFIG_PATH`,
 //!   policies, `--physics-engine`).
 //! * [`spawn`]: systems of models created while running.
@@ -36,6 +38,7 @@ mod ids;
 mod include;
 mod levels;
 mod lifecycle;
+mod limits;
 mod logs;
 mod model_systems;
 mod netns;

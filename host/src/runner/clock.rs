@@ -34,24 +34,32 @@ impl Clock {
     }
 
     /// Advances for one iteration that took `wall` of real time since the previous one.
-    pub fn advance(&mut self, wall: Duration) {
+    /// Answers false, changing nothing, when the step would carry sim time past the end of
+    /// the clock (`i64` nanoseconds: about 292 years), which the runner treats as the end of
+    /// the run rather than overflowing.
+    #[must_use]
+    pub fn advance(&mut self, wall: Duration) -> bool {
         if self.paused {
             self.dt_ns = 0;
-        } else {
-            self.dt_ns = self.step_ns;
-            self.sim_time_ns += self.step_ns;
-            self.iterations += 1;
-            self.real_time_ns += wall.as_nanos() as i64;
+            return true;
         }
+        let Some(sim_time_ns) = self.sim_time_ns.checked_add(self.step_ns) else {
+            return false;
+        };
+        self.dt_ns = self.step_ns;
+        self.sim_time_ns = sim_time_ns;
+        self.iterations += 1;
+        self.real_time_ns = self.real_time_ns.saturating_add(nanos(wall));
+        true
     }
 
     /// Jumps to a recorded instant (playback): dt is the sim time covered by the jump, 0
     /// when time did not move forward.
     pub fn jump_to(&mut self, sim_time_ns: i64, iterations: u64, wall: Duration) {
-        self.dt_ns = (sim_time_ns - self.sim_time_ns).max(0);
+        self.dt_ns = sim_time_ns.saturating_sub(self.sim_time_ns).max(0);
         self.sim_time_ns = sim_time_ns;
         self.iterations = iterations;
-        self.real_time_ns += wall.as_nanos() as i64;
+        self.real_time_ns = self.real_time_ns.saturating_add(nanos(wall));
     }
 
     /// Rewinds to time zero (world reset).
@@ -88,6 +96,11 @@ impl Clock {
     }
 }
 
+/// `d` in nanoseconds, saturating (an `i64` holds 292 years).
+fn nanos(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,21 +108,21 @@ mod tests {
     #[test]
     fn paused_iterations_do_not_advance() {
         let mut c = Clock::new(0.001, 0.0, true);
-        c.advance(Duration::from_millis(1));
+        assert!(c.advance(Duration::from_millis(1)));
         assert_eq!(c.info(), UpdateInfo { paused: true, ..Default::default() });
         c.paused = false;
         for _ in 0..100 {
-            c.advance(Duration::ZERO);
+            assert!(c.advance(Duration::ZERO));
         }
         let i = c.info();
         assert_eq!((i.iterations, i.sim_time_ns, i.dt_ns), (100, 100_000_000, 1_000_000));
         c.step_ns = 2_000_000;
         for _ in 0..100 {
-            c.advance(Duration::ZERO);
+            assert!(c.advance(Duration::ZERO));
         }
         assert_eq!((c.info().iterations, c.info().sim_time_ns), (200, 300_000_000), "gz-sim's Time test");
         c.paused = true;
-        c.advance(Duration::ZERO);
+        assert!(c.advance(Duration::ZERO));
         assert_eq!((c.info().iterations, c.info().dt_ns), (200, 0));
     }
 
@@ -118,5 +131,25 @@ mod tests {
         assert_eq!(Clock::new(0.001, 1.0, false).update_period(), Duration::from_millis(1));
         assert_eq!(Clock::new(0.001, 2.0, false).update_period(), Duration::from_micros(500));
         assert_eq!(Clock::new(0.001, 0.0, false).update_period(), Duration::ZERO);
+    }
+
+    /// The largest step the loader accepts, run until the clock's end: the step that would
+    /// pass it is refused, time stays where it was, and nothing overflows (1e300 s used to
+    /// panic on the first step).
+    #[test]
+    fn the_clock_ends_instead_of_overflowing() {
+        let mut c = Clock::new(plugin_api::components::Physics::MAX_STEP_SIZE, 0.0, false);
+        let steps = i64::MAX / c.step_ns;
+        c.sim_time_ns = (steps - 1) * c.step_ns;
+        assert!(c.advance(Duration::MAX), "the last step that fits");
+        let end = c.info();
+        assert_eq!(end.sim_time_ns, steps * c.step_ns);
+        assert!(!c.advance(Duration::ZERO), "a step past i64::MAX ns");
+        assert_eq!(c.info(), end);
+        // Saturated as-casts make even 1e300 s a clock that ends rather than panics.
+        let mut c = Clock::new(1e300, 1.0, false);
+        assert!(c.advance(Duration::ZERO));
+        assert!(!c.advance(Duration::ZERO));
+        assert!(c.update_period() > Duration::from_secs(200 * 365 * 86_400), "{:?}", c.update_period());
     }
 }

@@ -423,7 +423,19 @@ impl WorldRunner {
                     return Ok(());
                 }
             },
-            _ => self.clock.advance(wall),
+            _ => {
+                if !self.clock.advance(wall) {
+                    log::warn!(
+                        "world {:?}: sim time {:.0} s cannot advance by another step of {} s: the clock ends at {:.0} s; the run stops",
+                        self.name,
+                        self.clock.info().sim_time(),
+                        self.clock.step_ns as f64 * 1e-9,
+                        i64::MAX as f64 * 1e-9
+                    );
+                    self.stop_requested = true;
+                    return Ok(());
+                }
+            }
         }
         let info = self.clock.info();
         {
@@ -529,18 +541,20 @@ impl WorldRunner {
             return;
         }
         let Some(physics) = self.ecm.get::<Physics>(self.world_entity) else { return };
-        let step_ns = (physics.max_step_size * 1e9).round() as i64;
-        if step_ns <= 0 || !physics.real_time_factor.is_finite() || physics.real_time_factor < 0.0 {
+        // The user-commands system checks these too; a system that writes the component
+        // itself gets the same bounds here.
+        let problem = Physics::step_size_problem(physics.max_step_size)
+            .or_else(|| Physics::real_time_factor_problem(physics.real_time_factor));
+        if let Some(why) = problem {
             log::warn!(
-                "world {:?}: physics step size {} s / real-time factor {} refused; the clock keeps {} ns, {}",
+                "world {:?}: the physics component was refused ({why}); the clock keeps {} ns, {}",
                 self.name,
-                physics.max_step_size,
-                physics.real_time_factor,
                 self.clock.step_ns,
                 self.clock.real_time_factor
             );
             return;
         }
+        let step_ns = (physics.max_step_size * 1e9).round() as i64;
         if step_ns != self.clock.step_ns || physics.real_time_factor != self.clock.real_time_factor {
             log::info!(
                 "world {:?}: step size {} s, real-time factor {}",

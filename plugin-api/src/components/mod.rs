@@ -311,6 +311,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn physics_step_size_and_factor_bounds() {
+        for ok in [Physics::MIN_STEP_SIZE, 0.001, 1.0, Physics::MAX_STEP_SIZE] {
+            assert_eq!(Physics::step_size_problem(ok), None, "{ok}");
+        }
+        for bad in [0.0, -0.001, 1e-12, 1e300, f64::NAN, f64::INFINITY] {
+            let why = Physics::step_size_problem(bad).unwrap_or_default();
+            assert!(why.contains("max_step_size") && why.contains(&format!("{bad:?}")), "{bad}: {why:?}");
+        }
+        assert_eq!(Physics::real_time_factor_problem(0.0), None);
+        assert_eq!(Physics::real_time_factor_problem(2.5), None);
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(Physics::real_time_factor_problem(bad).is_some(), "{bad}");
+        }
+    }
+
     /// docs/components.md lists the catalogue; `TROUPE_BLESS=1` rewrites its table.
     #[test]
     fn components_doc_lists_the_catalogue() {

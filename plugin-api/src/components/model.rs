@@ -519,6 +519,37 @@ impl Default for Physics {
     }
 }
 
+impl Physics {
+    /// The smallest step size the host's clock takes, s: one nanosecond, its resolution
+    /// (a smaller step would round to zero and time would stand still).
+    pub const MIN_STEP_SIZE: f64 = 1e-9;
+    /// The largest step size the host accepts, s: one day. The clock counts sim time in
+    /// `i64` nanoseconds (about 292 years), so a step must at least fit in it; a day is far
+    /// past any physics engine's useful step and still leaves room for 100,000 steps
+    /// (1e300 used to overflow the clock on the first step).
+    pub const MAX_STEP_SIZE: f64 = 86_400.0;
+
+    /// Why `step` (s) cannot be a world's step size, or `None` when it can: it must be a
+    /// finite number from [`Physics::MIN_STEP_SIZE`] to [`Physics::MAX_STEP_SIZE`].
+    pub fn step_size_problem(step: f64) -> Option<String> {
+        let fits = step.is_finite() && (Self::MIN_STEP_SIZE..=Self::MAX_STEP_SIZE).contains(&step);
+        (!fits).then(|| {
+            format!(
+                "max_step_size {step:?} s is out of range: a step size is a finite number of seconds from {:?} (1 ns) to {:?} (one day)",
+                Self::MIN_STEP_SIZE,
+                Self::MAX_STEP_SIZE
+            )
+        })
+    }
+
+    /// Why `factor` cannot be a world's real-time factor, or `None` when it can: it must be
+    /// a finite number >= 0 (0: as fast as possible).
+    pub fn real_time_factor_problem(factor: f64) -> Option<String> {
+        let fits = factor.is_finite() && factor >= 0.0;
+        (!fits).then(|| format!("real_time_factor {factor:?} is out of range: it must be a finite number >= 0"))
+    }
+}
+
 impl Component for Physics {
     const NAME: &'static str = "gz_sim_components.Physics";
     const FIXED_SIZE: Option<usize> = None;

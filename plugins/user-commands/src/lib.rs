@@ -357,14 +357,12 @@ impl UserCommands {
     fn set_physics(&mut self, ecm: &mut Ecm<'_>, req: &msgs::Physics) -> bool {
         let step = req.max_step_size;
         let rtf = req.real_time_factor;
-        if !step.is_finite() || step < 0.0 {
-            return self.fail(
-                "set_physics",
-                format!("max_step_size {step} must be a finite number > 0 (0 keeps the current one)"),
-            );
+        // 0 keeps the current step size (as gz-sim); anything else must fit the host's clock.
+        if let Some(why) = Physics::step_size_problem(step).filter(|_| step != 0.0) {
+            return self.fail("set_physics", format!("{why} (0 keeps the current one)"));
         }
-        if !rtf.is_finite() || rtf < 0.0 {
-            return self.fail("set_physics", format!("real_time_factor {rtf} must be a finite number >= 0"));
+        if let Some(why) = Physics::real_time_factor_problem(rtf) {
+            return self.fail("set_physics", why);
         }
         let mut physics = ecm.get::<Physics>(self.world).unwrap_or_default();
         if step > 0.0 {
