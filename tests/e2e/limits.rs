@@ -13,6 +13,34 @@ fn refused(out: crate::output::Output) {
     assert!(out.stderr.contains("answered false"), "{out}");
 }
 
+/// `<max_step_size>1e300</max_step_size>` overflowed the clock on the first step; a NaN pose
+/// or gravity went into the physics. Each is now an error at load naming file and line.
+#[test]
+fn out_of_range_world_values_are_errors_at_load() {
+    let tmp = TestDir::new("limits_sdf");
+    let cases = [
+        (
+            "step.sdf",
+            "    <physics name=\"p\">\n      <max_step_size>1e300</max_step_size>\n    </physics>",
+            5,
+            "max_step_size 1e300 s is out of range",
+        ),
+        (
+            "pose.sdf",
+            "    <model name=\"m\">\n      <pose>0 0 nan 0 0 0</pose>\n    </model>",
+            5,
+            "<pose>: \"nan\" is not a finite number",
+        ),
+        ("gravity.sdf", "    <gravity>0 0 NaN</gravity>", 4, "<gravity>: \"NaN\" is not a finite number"),
+    ];
+    for (name, body, line, why) in cases {
+        let file = tmp.write(name, &world_sdf("w", body));
+        let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5"]).arg(&file).run();
+        out.assert_error(2, &[&format!("{}:{line}: ", file.display()), why]);
+        out.assert_stderr_lacks("panicked");
+    }
+}
+
 /// A `set_physics` step size the clock cannot take (1e300 s panicked the server at the next
 /// step) is refused with the reason; the world then runs on with its own step size.
 #[test]

@@ -96,6 +96,20 @@ impl<'a> Ctx<'a> {
         v.try_into().map_err(|_| self.error(el, format!("<{}> needs {what}, found \"{t}\"", qname(el))))
     }
 
+    /// Exactly `N` finite numbers (no NaN, no infinity) in the text of `el`: for values that
+    /// flow into the physics, where one NaN spreads to everything it touches.
+    pub fn finite_numbers<const N: usize>(&self, el: &Element, what: &str) -> Result<[f64; N]> {
+        let v = self.numbers::<N>(el, what)?;
+        match v.iter().position(|x| !x.is_finite()) {
+            None => Ok(v),
+            Some(i) => {
+                let t = text(el);
+                let tok = t.split_whitespace().nth(i).unwrap_or_default();
+                Err(self.error(el, format!("<{}>: \"{tok}\" is not a finite number (in \"{t}\")", qname(el))))
+            }
+        }
+    }
+
     fn number_list(&self, el: &Element, t: &str) -> Result<Vec<f64>> {
         t.split_whitespace()
             .map(|tok| {
@@ -107,6 +121,12 @@ impl<'a> Ctx<'a> {
 
     pub fn vec3(&self, el: &Element) -> Result<Vec3> {
         let [x, y, z] = self.numbers::<3>(el, "three numbers")?;
+        Ok(Vec3::new(x, y, z))
+    }
+
+    /// Three finite numbers (see [`Ctx::finite_numbers`]).
+    pub fn finite_vec3(&self, el: &Element) -> Result<Vec3> {
+        let [x, y, z] = self.finite_numbers::<3>(el, "three numbers")?;
         Ok(Vec3::new(x, y, z))
     }
 
@@ -155,7 +175,7 @@ impl<'a> Ctx<'a> {
         let format = el.attributes.get("rotation_format").map_or("euler_rpy", |s| s.trim());
         match format {
             "euler_rpy" => {
-                let [x, y, z, r, p, yaw] = self.numbers::<6>(el, "six numbers `x y z roll pitch yaw`")?;
+                let [x, y, z, r, p, yaw] = self.finite_numbers::<6>(el, "six numbers `x y z roll pitch yaw`")?;
                 let degrees = match el.attributes.get("degrees").map(|d| d.trim()) {
                     None | Some("false") | Some("0") => false,
                     Some("true") | Some("1") => true,
@@ -167,7 +187,7 @@ impl<'a> Ctx<'a> {
                 Ok(Pose::from_xyz_rpy(x, y, z, r * k, p * k, yaw * k))
             }
             "quat_xyzw" => {
-                let [x, y, z, qx, qy, qz, qw] = self.numbers::<7>(el, "seven numbers `x y z qx qy qz qw`")?;
+                let [x, y, z, qx, qy, qz, qw] = self.finite_numbers::<7>(el, "seven numbers `x y z qx qy qz qw`")?;
                 let n = (qx * qx + qy * qy + qz * qz + qw * qw).sqrt();
                 if n == 0.0 || !n.is_finite() {
                     return Err(self.error(el, format!("<pose> has an invalid quaternion in \"{t}\"")));

@@ -156,7 +156,7 @@ fn world(ctx: &mut Ctx<'_>, el: &Element) -> Result<WorldSdf> {
             (Some("gz"), "policies") => policies(ctx, child, &mut w)?,
             (Some(_), _) => {}
             (None, "physics") if first => w.physics = physics(ctx, child)?,
-            (None, "gravity") if first => w.gravity = ctx.vec3(child)?,
+            (None, "gravity") if first => w.gravity = ctx.finite_vec3(child)?,
             (None, "magnetic_field") if first => w.magnetic_field = ctx.vec3(child)?,
             (None, "atmosphere") if first => w.atmosphere = atmosphere(ctx, child)?,
             (None, "wind") if first => w.wind = wind(ctx, child)?,
@@ -202,8 +202,19 @@ fn physics(ctx: &mut Ctx<'_>, el: &Element) -> Result<Physics> {
     for child in elements(el) {
         match child.name.as_str() {
             _ if child.prefix.is_some() => {}
-            "max_step_size" => p.max_step_size = ctx.f64(child)?,
-            "real_time_factor" => p.real_time_factor = ctx.f64(child)?,
+            // The clock steps by these: out of range, it would overflow or stand still.
+            "max_step_size" => {
+                p.max_step_size = ctx.f64(child)?;
+                if let Some(why) = Physics::step_size_problem(p.max_step_size) {
+                    return Err(ctx.error(child, format!("<max_step_size>: {why}")));
+                }
+            }
+            "real_time_factor" => {
+                p.real_time_factor = ctx.f64(child)?;
+                if let Some(why) = Physics::real_time_factor_problem(p.real_time_factor) {
+                    return Err(ctx.error(child, format!("<real_time_factor>: {why}")));
+                }
+            }
             "max_contacts" => p.max_contacts = ctx.u32(child)?,
             // Engine blocks and rates SDFormat defines; read by the physics system if at all.
             "real_time_update_rate" | "ode" | "bullet" | "simbody" | "dart" | "dartsim" => {}

@@ -241,6 +241,41 @@ fn bad_number_names_line_element_and_text() {
     assert_eq!(e, "bad.sdf:2: <box> needs a <size> of three numbers, found \"1 2\"");
 }
 
+/// A NaN or infinite pose or gravity would spread through the physics: an error at load.
+#[test]
+fn non_finite_pose_and_gravity_are_errors() {
+    let e = error(
+        "<sdf version='1.6'><world name='w'>\n<model name='m'>\n<pose>nan 0 0 0 0 0</pose></model></world></sdf>",
+    );
+    assert_eq!(e, "bad.sdf:3: <pose>: \"nan\" is not a finite number (in \"nan 0 0 0 0 0\")");
+    let e = error(
+        "<sdf version='1.6'><model name='m'><link name='l'>\n\n<pose rotation_format='quat_xyzw'>0 inf 0 0 0 0 1</pose>\
+         </link></model></sdf>",
+    );
+    assert_eq!(e, "bad.sdf:3: <pose>: \"inf\" is not a finite number (in \"0 inf 0 0 0 0 1\")");
+    let e = error("<sdf version='1.6'><world name='w'>\n<gravity>0 0 NaN</gravity></world></sdf>");
+    assert_eq!(e, "bad.sdf:2: <gravity>: \"NaN\" is not a finite number (in \"0 0 NaN\")");
+}
+
+/// The clock steps by `<max_step_size>`: one that would overflow it (1e300) or stand still
+/// (below 1 ns) is an error at load, as is a real-time factor that cannot pace a run.
+#[test]
+fn out_of_range_physics_is_an_error() {
+    let physics =
+        |inner: &str| format!("<sdf version='1.6'><world name='w'>\n<physics>\n{inner}</physics></world></sdf>");
+    for bad in ["1e300", "0", "-0.001", "1e-12", "nan", "inf"] {
+        let e = error(&physics(&format!("<max_step_size>{bad}</max_step_size>")));
+        assert!(e.starts_with("bad.sdf:3: <max_step_size>: max_step_size "), "{bad}: {e}");
+        assert!(e.contains("out of range"), "{bad}: {e}");
+    }
+    for bad in ["-1", "nan", "inf"] {
+        let e = error(&physics(&format!("<real_time_factor>{bad}</real_time_factor>")));
+        assert!(e.starts_with("bad.sdf:3: <real_time_factor>: real_time_factor "), "{bad}: {e}");
+    }
+    let d = parse(&physics("<max_step_size>86400</max_step_size><real_time_factor>0</real_time_factor>"));
+    assert_eq!((d.worlds[0].physics.max_step_size, d.worlds[0].physics.real_time_factor), (86400.0, 0.0));
+}
+
 #[test]
 fn unknown_joint_type_is_an_error() {
     let e = error(
