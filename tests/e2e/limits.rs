@@ -57,3 +57,20 @@ fn set_physics_out_of_range_is_refused_and_the_world_goes_on() {
     assert_eq!(out.summary_iterations(), 20, "{out}");
     assert_eq!(out.summary_values("sim time:"), [0.02], "the step size stayed 1 ms\n{out}");
 }
+
+/// `run_to_sim_time { sec: i64::MAX }` overflowed on the simulation thread; it is refused
+/// with the reason, and the world then runs when asked.
+#[test]
+fn run_to_sim_time_past_the_clock_is_refused_and_the_world_goes_on() {
+    let dir = TestDir::new("limits_run_to");
+    let world = dir.write("w.sdf", &world_sdf("w", UNPACED));
+    let mut srv = Troupe::sim(&dir).args(["--iterations", "20"]).arg(world).spawn();
+    srv.wait_for_stderr("running world(s) w");
+    let req = "pause: false, run_to_sim_time { sec: 9223372036854775807 }";
+    refused(call(&dir, "/world/w/control", "gz.msgs.WorldControl", req));
+    srv.wait_for_stderr("run_to_sim_time { sec: 9223372036854775807, nsec: 0 } does not fit the clock");
+    ok(call(&dir, "/world/w/control", "gz.msgs.WorldControl", "pause: false"));
+    let out = srv.wait();
+    out.assert_code(0).assert_stderr_lacks("panicked");
+    assert_eq!(out.summary_iterations(), 20, "{out}");
+}

@@ -26,6 +26,26 @@ fn time(ns: i64) -> Time {
     Time { sec: ns.div_euclid(1_000_000_000), nsec: ns.rem_euclid(1_000_000_000) as i32 }
 }
 
+/// `t` in nanoseconds, `None` when that does not fit the clock's `i64`.
+fn time_ns(t: &Time) -> Option<i64> {
+    t.sec.checked_mul(1_000_000_000)?.checked_add(i64::from(t.nsec))
+}
+
+/// Why a control request cannot be applied, or `None`: a `run_to_sim_time` that does not fit
+/// the clock (sim time is `i64` nanoseconds, about ±292 years) is refused when it arrives,
+/// and the world goes on (it used to overflow on the simulation thread).
+fn control_problem(req: &WorldControl) -> Option<String> {
+    let t = req.run_to_sim_time.as_ref()?;
+    time_ns(t).is_none().then(|| {
+        format!(
+            "run_to_sim_time {{ sec: {}, nsec: {} }} does not fit the clock, which ends at {} s",
+            t.sec,
+            t.nsec,
+            i64::MAX / 1_000_000_000
+        )
+    })
+}
+
 fn ok_boolean() -> Answer {
     Answer::Ok(Boolean { data: true, ..Default::default() }.encode_to_vec())
 }
@@ -150,8 +170,8 @@ impl WorldTransport {
             if req.pause && steps > 0 {
                 self.stepping += steps;
             }
-            if let Some(t) = &req.run_to_sim_time {
-                let target = t.sec * 1_000_000_000 + i64::from(t.nsec);
+            // The service refused targets the clock cannot hold (`control_problem`).
+            if let Some(target) = req.run_to_sim_time.as_ref().and_then(time_ns) {
                 if target > runner.clock.info().sim_time_ns {
                     self.run_to_ns = Some(target);
                     runner.clock.paused = false;
@@ -246,8 +266,8 @@ struct ControlInbox {
 }
 
 /// Offers `/world/<world>/<service>`, which queues what `decode` reads for the next step
-/// boundary and answers true, or false (with a warning naming the type) when the bytes are
-/// not a `req_type`.
+/// boundary and answers true, or false with a warning when the bytes are not a `req_type`
+/// (naming the type) or the request cannot be applied (saying why).
 fn offer_control(
     node: &Node,
     world: &str,
@@ -263,12 +283,18 @@ fn offer_control(
         req_type,
         "gz.msgs.Boolean",
         Arc::new(move |bytes: &[u8]| match decode(bytes) {
-            Ok(req) => {
-                // The world is gone only when the server is stopping; the answer is moot.
-                let _ = queue.sender.lock().unwrap().send(req);
-                queue.waiting.store(true, Ordering::Release);
-                ok_boolean()
-            }
+            Ok(req) => match control_problem(&req.0) {
+                Some(why) => {
+                    log::warn!("{label}: request refused: {why}");
+                    Answer::Failed(Boolean::default().encode_to_vec())
+                }
+                None => {
+                    // The world is gone only when the server is stopping; the answer is moot.
+                    let _ = queue.sender.lock().unwrap().send(req);
+                    queue.waiting.store(true, Ordering::Release);
+                    ok_boolean()
+                }
+            },
             Err(e) => {
                 log::warn!("{label}: a request that is not a {req_type} was refused: {e}");
                 Answer::Failed(Boolean::default().encode_to_vec())
@@ -357,4 +383,24 @@ pub fn offer_server_services(
         }),
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `run_to_sim_time { sec: i64::MAX }` overflowed the simulation thread; such targets are
+    /// refused with the reason, and those that fit are kept to the nanosecond.
+    #[test]
+    fn run_to_sim_time_must_fit_the_clock() {
+        let run_to = |sec, nsec| WorldControl { run_to_sim_time: Some(Time { sec, nsec }), ..Default::default() };
+        assert_eq!(control_problem(&WorldControl::default()), None);
+        assert_eq!(control_problem(&run_to(9_223_372_035, 0)), None);
+        assert_eq!(time_ns(&Time { sec: 2, nsec: 5 }), Some(2_000_000_005));
+        assert_eq!(time_ns(&Time { sec: -1, nsec: 0 }), Some(-1_000_000_000));
+        for (sec, nsec) in [(i64::MAX, 0), (9_223_372_036, 999_999_999), (i64::MIN, 0)] {
+            let why = control_problem(&run_to(sec, nsec)).unwrap_or_default();
+            assert!(why.contains(&format!("run_to_sim_time {{ sec: {sec}, nsec: {nsec} }}")), "{why:?}");
+        }
+    }
 }
