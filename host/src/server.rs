@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+mod pacing;
 mod systems;
 
 pub use systems::request_for;
@@ -124,6 +125,9 @@ pub enum ServerError {
     /// The distributed settings are invalid or do not fit the world.
     #[error("distributed: {0}")]
     Network(String),
+    /// The update rate (`-z`) cannot pace a run.
+    #[error("{0}")]
+    UpdateRate(String),
     /// Several plugin libraries could not be loaded: all are named at once.
     #[error("{} plugins could not be loaded:\n  {}", .0.len(), .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Plugins(Vec<RunError>),
@@ -166,6 +170,8 @@ pub struct Server {
 impl Server {
     /// Parses the world, builds each world's ECM, and loads and configures its systems.
     pub fn load(opts: &ServerOptions) -> Result<Server, ServerError> {
+        // Before anything is loaded: a bad `-z` fails at once.
+        let period = pacing::update_period(opts.update_rate).map_err(ServerError::UpdateRate)?;
         let source = config::config_source(opts.config.as_deref(), |k| std::env::var(k).ok(), &default_config_path());
         let config_set = config::load_config_set(&source)?;
         let env_path = std::env::var("TROUPE_SYSTEM_PLUGIN_PATH").ok();
@@ -212,10 +218,6 @@ impl Server {
             runners[0].start_recording(&record)?;
             log::info!("recording world {:?} to {}", runners[0].name(), record.path.display());
         }
-        let period = match opts.update_rate {
-            Some(hz) if hz > 0.0 => Some(Duration::from_secs_f64(1.0 / hz)),
-            _ => None,
-        };
         let stop = Arc::new(AtomicBool::new(false));
         let world_node = if secondary { Node::local() } else { node.clone() };
         let mut transports = Vec::with_capacity(runners.len());
@@ -309,13 +311,9 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(1));
                 deadline = Instant::now();
             } else if let Some(period) = self.period() {
-                deadline += period;
-                let now = Instant::now();
-                if deadline > now {
-                    std::thread::sleep(deadline - now);
-                } else {
-                    deadline = now;
-                }
+                // However long the period, a stop request ends the wait within a few ms.
+                deadline = pacing::next_due(deadline, period, Instant::now());
+                pacing::sleep_until(deadline, || self.stop.load(Ordering::SeqCst));
             }
         }
         for runner in &mut self.runners {

@@ -3,6 +3,7 @@
 //! hang; a slowly paced run still stops promptly on a signal.
 
 use crate::harness::{call, ok, world_sdf, TestDir, Troupe, UNPACED};
+use std::time::Duration;
 
 const USER_COMMANDS: &str =
     "    <plugin filename=\"gz-sim-user-commands-system\" name=\"gz::sim::systems::UserCommands\"/>";
@@ -73,4 +74,52 @@ fn run_to_sim_time_past_the_clock_is_refused_and_the_world_goes_on() {
     let out = srv.wait();
     out.assert_code(0).assert_stderr_lacks("panicked");
     assert_eq!(out.summary_iterations(), 20, "{out}");
+}
+
+/// `-z 1e-300` panicked (its period overflows a `Duration`) and `-z 1e-12` slept for
+/// millennia: a rate slower than one step a day cannot start (exit 2, saying why).
+#[test]
+fn update_rates_slower_than_one_step_a_day_cannot_start() {
+    let tmp = TestDir::new("limits_slow_rate");
+    let file = tmp.write("w.sdf", &world_sdf("w", UNPACED));
+    for rate in ["1e-300", "1e-12"] {
+        let out = Troupe::sim(&tmp).args(["-r", "--iterations", "2", "-z", rate]).arg(&file).run();
+        out.assert_error(2, &[&format!("-z {rate}: an update rate below"), "one step a day"]);
+        out.assert_stderr_lacks("panicked");
+    }
+}
+
+/// `-z 0` and `-z nan` mean what they mean to gz-sim (no rate: the world's own pace), with
+/// one warning saying so.
+#[test]
+fn zero_and_nan_update_rates_are_ignored_with_one_warning() {
+    let tmp = TestDir::new("limits_nan_rate");
+    let file = tmp.write("w.sdf", &world_sdf("w", UNPACED));
+    for (rate, shown) in [("0", "-z 0.0"), ("nan", "-z NaN")] {
+        let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5", "-z", rate]).arg(&file).run();
+        out.assert_code(0);
+        assert_eq!(out.summary_iterations(), 5, "{out}");
+        let warnings = out.stderr_lines_with(shown);
+        assert_eq!(warnings.len(), 1, "one warning for -z {rate}\n{out}");
+        assert!(warnings[0].contains("ignored"), "{out}");
+    }
+}
+
+/// At `-z 0.1` the runner waited 10 s between steps in one sleep and saw SIGTERM only after
+/// it. SIGTERM and SIGINT now end such a run well within 5 s (the bound is loose on purpose:
+/// a loaded machine is slow; the run itself reacts within milliseconds).
+#[test]
+fn a_slowly_paced_run_stops_promptly_on_signals() {
+    let tmp = TestDir::new("limits_slow_signal");
+    let file = tmp.write("w.sdf", &world_sdf("w", UNPACED));
+    for signal in ["TERM", "INT"] {
+        let mut running = Troupe::sim(&tmp).args(["-r", "-z", "0.1"]).arg(&file).spawn();
+        running.wait_for_stderr("troupe: running world(s) w");
+        // Into the first 10-second wait.
+        std::thread::sleep(Duration::from_millis(500));
+        running.signal(signal);
+        let out = running.wait_within(Duration::from_secs(5));
+        out.assert_code(0).assert_stderr_lacks("panicked");
+        assert!(out.summary_iterations() <= 1, "SIG{signal}: one step at most, then the wait\n{out}");
+    }
 }
