@@ -115,6 +115,8 @@ fn plugin_built_against_frozen_plugin_api_1_0_loads() {
     let lib = loader.load_path(&so).expect("a 1.0 plugin loads into a 1.1 host");
     assert_eq!(lib.name, "troupe_compat_old");
     assert_eq!(lib.system_names(), None, "1.0 libraries do not have the 1.1 field");
+    // Nor the 1.8 one: their systems are what an unmarked system is.
+    assert_eq!(lib.system_info("compat::Old"), Some(plugin_api::SystemInfo::OTHER));
 
     let fixture = run_world(&world_with(&so, "compat::Old", ""), 5);
     let world = fixture.runner().world_entity();

@@ -1,7 +1,9 @@
 //! The server: loads a world file into one runner per world, chooses and loads their
 //! systems, and steps every runner in lockstep with real-time pacing until told to stop.
 
-use crate::config::{self, ConfigError, Placement, RequestedPlugin, RunRole, Selected, SystemKind, SystemName, Target};
+use crate::config::{
+    self, ConfigError, DefaultRoles, Placement, RequestedPlugin, RunRole, Selected, SystemName, Target,
+};
 use crate::ecm::Ecm;
 use crate::factory::{self, AttachedPlugin};
 use crate::plugin::{PluginLoader, SearchPath};
@@ -12,7 +14,7 @@ use crate::state::playback::{self, Player};
 use crate::transport::world::{self, WorldTransport};
 use crate::transport::{registry, Bind, Node, TransportError};
 use plugin_api::components::{Physics, Sensor, World};
-use plugin_api::{Component, EntityId, Which};
+use plugin_api::{Component, EntityId, SystemInfo, SystemKind, Which};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,40 +27,6 @@ mod systems;
 pub use systems::request_for;
 use systems::*;
 pub(crate) use systems::{attached_runs_here, attached_runs_on_secondaries};
-
-/// Troupe libraries of gz-sim systems that this build ships. Names the table maps to a
-/// library not listed here are skipped with a warning ("not available yet").
-pub const SHIPPED_SYSTEMS: &[&str] = &[
-    "troupe_physics_rapier",
-    "troupe_physics_kinematic",
-    "troupe_user_commands",
-    "troupe_scene_broadcaster",
-    "troupe_sensors",
-    "troupe_diff_drive",
-    "troupe_apply_link_wrench",
-    "troupe_velocity_control",
-    "troupe_joint_position_controller",
-    "troupe_level_manager",
-    "troupe_joint_controller",
-    "troupe_joint_state_publisher",
-    "troupe_pose_publisher",
-];
-
-/// Libraries that change the simulation rather than observe it, skipped in playback (the log
-/// already holds what they would do).
-pub const SIMULATING_SYSTEMS: &[&str] = &[
-    "troupe_physics_rapier",
-    "troupe_physics_kinematic",
-    "troupe_user_commands",
-    "troupe_level_manager",
-    "troupe_sensors",
-    // Model systems that command physics (observers such as the joint state publisher run).
-    "troupe_diff_drive",
-    "troupe_apply_link_wrench",
-    "troupe_velocity_control",
-    "troupe_joint_position_controller",
-    "troupe_joint_controller",
-];
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]
@@ -374,7 +342,7 @@ fn load_world_file(
 }
 
 /// Loads a state log for playback: the world comes from the log's first state, and the
-/// config's systems run except those that would simulate ([`SIMULATING_SYSTEMS`]).
+/// config's systems run except those that change the simulation ([`SystemInfo::simulates`]).
 fn load_playback(
     opts: &ServerOptions,
     log: &Path,
@@ -406,13 +374,13 @@ fn load_playback(
 
     let mut requests = Vec::new();
     for s in config::select_systems(&[], &config_set.plugins, true).load {
-        if SIMULATING_SYSTEMS.contains(&s.library.as_str())
-            || opts.physics_engine.as_deref() == Some(s.library.as_str())
-        {
+        let chosen = describe(loader, s);
+        if chosen.info.simulates || opts.physics_engine.as_deref() == Some(chosen.selected.library.as_str()) {
+            let s = &chosen.selected;
             log::info!("playback: {} ({}) skipped: the log replaces what it would simulate", s.name, s.library);
             continue;
         }
-        requests.extend(resolve_selected(&runner, &name, s));
+        requests.extend(resolve_selected(&runner, &name, chosen.selected));
     }
     add_systems(&mut runner, loader, requests)?;
     runner.finish_load();
@@ -543,17 +511,18 @@ fn load_world(
     for (gz, origin) in &selection.skipped_unimplemented {
         warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
     }
-    let mut chosen = selection.load;
+    let mut selected = selection.load;
+    engine_from_xml(&mut selected);
+    let mut chosen: Vec<Chosen> = selected.into_iter().map(|s| describe(loader, s)).collect();
     one_physics(&mut chosen);
-    engine_from_xml(&mut chosen);
     if let Some(engine) = &opts.physics_engine {
-        swap_physics(&mut chosen, engine);
+        swap_physics(&mut chosen, engine, loader);
     }
-    add_sensors_if_needed(&runner, &mut chosen);
+    add_sensors_if_needed(&runner, &mut chosen, loader);
     one_sensors(&mut chosen);
-    add_level_manager_if_needed(world, levels_on, &mut chosen);
+    add_level_manager_if_needed(world, levels_on, &mut chosen, loader);
     let role = RunRole::of_network(network.map(|n| n.role));
-    let (chosen, attached, skipped) = keep_for_role(role, opts.physics_engine.as_deref(), chosen, attached);
+    let (chosen, attached, skipped) = keep_for_role(role, chosen, attached);
     if !skipped.is_empty() {
         log::info!(
             "world {:?} ({role}): {} system(s) not run in this role:\n  {}",

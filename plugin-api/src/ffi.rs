@@ -261,6 +261,15 @@ impl NetworkRole {
     pub const PRIMARY: NetworkRole = NetworkRole(2);
     /// Simulates the levels the primary assigns to it.
     pub const SECONDARY: NetworkRole = NetworkRole(3);
+
+    /// The lower-case name (`"standalone"` for a value this version does not know).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkRole::PRIMARY => "primary",
+            NetworkRole::SECONDARY => "secondary",
+            _ => "standalone",
+        }
+    }
 }
 
 /// A callback for events (see [`crate::events`]).

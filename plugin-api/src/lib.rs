@@ -30,6 +30,7 @@ pub mod math;
 pub mod module;
 pub mod msgs;
 mod system;
+mod system_info;
 pub mod transport;
 pub mod xml;
 
@@ -42,6 +43,7 @@ pub use ffi::{
 pub use host::{events, Host, RayCaster};
 pub use module::{HostLogger, PluginMod, PluginModRef};
 pub use system::{into_ffi, panic_message, ConfigureContext, Error, Result, System, SystemAdapter};
+pub use system_info::{RoleSet, SystemInfo, SystemKind};
 pub use transport::{Publisher, Request, ServiceServer, Subscriber};
 
 /// Re-exported for [`Ecm::for_each_mut`] / [`EcmRead::for_each`]: a plugin's own plain-data

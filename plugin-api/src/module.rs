@@ -2,8 +2,9 @@
 #![allow(unsafe_code, reason = "the prefix-type derive and the library header are abi_stable glue")]
 
 use crate::ffi::{SystemError, SystemObj};
+use crate::system_info::SystemInfo;
 use abi_stable::library::{LibHeader, RootModule, RootModuleResult};
-use abi_stable::std_types::{RResult, RStr, RString, RVec};
+use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
 use abi_stable::{declare_root_module_statics, package_version_strings, StableAbi};
 
 /// Forwards a plugin's `log` records to the host's logger.
@@ -33,6 +34,11 @@ pub struct PluginMod {
     /// Names of the systems the library offers (added in plugin-api 1.1).
     #[sabi(missing_field(option))]
     pub system_names: extern "C" fn() -> RVec<RString>,
+    /// What the system called `name` is ([`crate::System::info`]; empty: the first system);
+    /// `RNone` for a name the library does not have (added in plugin-api 1.8: a host reads an
+    /// older library's systems as [`SystemInfo::OTHER`]).
+    #[sabi(missing_field(option))]
+    pub system_info: extern "C" fn(name: RStr<'_>) -> ROption<SystemInfo>,
 }
 
 impl RootModule for PluginModRef {
@@ -60,7 +66,12 @@ pub mod __private {
     pub use crate::logging::install as install_logger;
     pub use abi_stable::library::{__call_root_module_loader, LibHeader, RootModuleResult};
     pub use abi_stable::prefix_type::PrefixTypeTrait;
-    pub use abi_stable::std_types::{RErr, ROk, RResult, RStr, RString, RVec};
+    pub use abi_stable::std_types::{RErr, RNone, ROk, ROption, RResult, RSome, RStr, RString, RVec};
+
+    /// The [`crate::System::info`] of the type `_make` would create; `_make` is not called.
+    pub fn info_of<S: crate::System>(_make: &dyn Fn() -> S) -> crate::SystemInfo {
+        S::info()
+    }
 }
 
 /// Exports a plugin library: its name and the systems it offers.
@@ -76,7 +87,8 @@ pub mod __private {
 ///
 /// Each entry lists the names the system answers to (the `name` attribute of `<plugin>`)
 /// and an expression creating it (a [`crate::System`]). An empty name selects the first
-/// system. Every call into the library goes through `catch_unwind`.
+/// system. Every call into the library goes through `catch_unwind`. What each system is
+/// ([`crate::System::info`]) is read from its type; the expression is not evaluated for it.
 #[macro_export]
 macro_rules! export_plugin {
     (library: $lib:literal, systems: { $( $($name:literal)|+ => $ctor:expr ),+ $(,)? } $(,)?) => {
@@ -95,6 +107,18 @@ macro_rules! export_plugin {
                 let mut v = p::RVec::new();
                 $( $( v.push(p::RString::from($name)); )+ )+
                 v
+            }
+            extern "C" fn system_info(name: p::RStr<'_>) -> p::ROption<$crate::SystemInfo> {
+                let name = name.as_str();
+                let mut first = true;
+                $(
+                    if (first && name.is_empty()) $( || name == $name )+ {
+                        return p::RSome(p::info_of(&|| $ctor));
+                    }
+                    first = false;
+                )+
+                let _ = first;
+                p::RNone
             }
             extern "C" fn new_system(
                 name: p::RStr<'_>,
@@ -130,7 +154,7 @@ macro_rules! export_plugin {
             }
             fn root_module() -> $crate::PluginModRef {
                 use p::PrefixTypeTrait;
-                $crate::PluginMod { library_name, set_logger, new_system, system_names }
+                $crate::PluginMod { library_name, set_logger, new_system, system_names, system_info }
                     .leak_into_prefix()
             }
             extern "C" fn erased_root_module() -> p::RootModuleResult {

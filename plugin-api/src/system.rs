@@ -5,6 +5,7 @@ use crate::ecm::{Ecm, EcmView};
 use crate::entity::EntityId;
 use crate::ffi::{EcmMutObj, EcmRefObj, ErrorKind, FfiSystem, Hooks, HostObj, ResetOutcome, SystemError, UpdateInfo};
 use crate::host::Host;
+use crate::system_info::SystemInfo;
 use abi_stable::std_types::{RErr, ROk, ROption, RResult, RStr, RString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -81,6 +82,18 @@ pub struct ConfigureContext<'a> {
 /// nothing is skipped unless the system says so. A hook left out is never called, even if
 /// the type implements it.
 pub trait System: Send + 'static {
+    /// What the system is: its kind, the roles it runs in by default and whether it changes
+    /// the simulation (plugin-api 1.8). The host places the system by this, once, when its
+    /// library is loaded; the default, [`SystemInfo::OTHER`], runs in every role and is kept
+    /// in playback. A physics backend answers [`SystemInfo::PHYSICS`], and is then swapped by
+    /// `--physics-engine` and kept off the primary as the built-in one is.
+    fn info() -> SystemInfo
+    where
+        Self: Sized,
+    {
+        SystemInfo::OTHER
+    }
+
     /// The priority to use when the XML has no `<gz:system_priority>` (default 0; lower
     /// runs first).
     fn priority(&self) -> Option<i32> {

@@ -187,3 +187,106 @@ fn a_bad_role_stops_loading_with_file_and_line() {
         Ok(_) => panic!("a bad role was accepted"),
     }
 }
+
+/// Every library Troupe ships says what its systems are; the host names none of them to
+/// place them.
+#[test]
+fn every_shipped_library_says_what_its_systems_are() {
+    use plugin_api::SystemInfo;
+    use troupe::plugin::{PluginLoader, SearchPath};
+    let mut loader = PluginLoader::new(SearchPath::new(None, &[]), 0);
+    let simulating = SystemInfo::OTHER.simulating();
+    for (library, class, declared) in [
+        ("troupe_physics_rapier", "gz::sim::systems::Physics", SystemInfo::PHYSICS),
+        ("troupe_physics_kinematic", "", SystemInfo::PHYSICS),
+        ("troupe_sensors", "gz::sim::systems::Imu", SystemInfo::SENSORS),
+        ("troupe_scene_broadcaster", "", SystemInfo::SCENE_BROADCASTER),
+        ("troupe_user_commands", "", SystemInfo::USER_COMMANDS),
+        ("troupe_level_manager", "", SystemInfo::LEVEL_MANAGER),
+        ("troupe_diff_drive", "", simulating),
+        ("troupe_apply_link_wrench", "", simulating),
+        ("troupe_velocity_control", "", simulating),
+        ("troupe_joint_controller", "", simulating),
+        ("troupe_joint_position_controller", "", simulating),
+        ("troupe_joint_state_publisher", "", SystemInfo::OTHER),
+        ("troupe_pose_publisher", "", SystemInfo::OTHER),
+        ("troupe_template", "", SystemInfo::OTHER),
+    ] {
+        let lib = loader.load(library).unwrap_or_else(|e| panic!("{library}: {e}"));
+        assert_eq!(lib.system_info(class), Some(declared), "{library} {class:?}");
+    }
+    let lib = loader.load("troupe_physics_rapier").unwrap();
+    assert_eq!(lib.system_info("no::Such"), None, "a name the library does not have");
+}
+
+/// A library no table of the host's names, declaring itself a physics system, is what the
+/// built-in backends are: `--physics-engine` swaps it in for the world's physics, it runs
+/// standalone and on secondaries, and the primary keeps it off.
+#[test]
+fn a_third_party_physics_system_is_swapped_in_and_kept_off_the_primary() {
+    let load_with_engine = |role: Option<&str>| {
+        let opts = ServerOptions {
+            physics_engine: Some("troupe_testing_physics".into()),
+            ..options(role, WORLD, default_config())
+        };
+        Server::load(&opts).unwrap_or_else(|e| panic!("loading as {role:?}: {e}"))
+    };
+    let has = |server: &Server, needle: &str| server.runners()[0].system_labels().iter().any(|l| l.contains(needle));
+
+    let mut standalone = load_with_engine(None);
+    assert!(has(&standalone, "troupe_testing_physics"), "{:?}", standalone.runners()[0].system_labels());
+    assert!(!has(&standalone, "troupe_physics_rapier"), "replaced, not added beside");
+    standalone.runners_mut()[0].clock.paused = false;
+    for _ in 0..3 {
+        standalone.step_once(std::time::Duration::ZERO).unwrap();
+    }
+    let runner = &standalone.runners()[0];
+    let mut steps = Vec::new();
+    let counted = runner.ecm.get_raw(
+        runner.world_entity(),
+        plugin_api::ComponentTypeId::of_name("troupe_testing_physics.Steps"),
+        &mut steps,
+    );
+    assert!(counted && steps == 3u64.to_le_bytes(), "it stepped the world: {steps:?}");
+
+    let secondary = load_with_engine(Some("secondary"));
+    assert!(has(&secondary, "troupe_testing_physics"), "{:?}", secondary.runners()[0].system_labels());
+    let primary = load_with_engine(Some("primary"));
+    assert!(!has(&primary, "troupe_testing_physics"), "{:?}", primary.runners()[0].system_labels());
+    assert!(!has(&primary, "troupe_physics_rapier"));
+}
+
+/// The host lists the plugin crates it ships in its Cargo.toml only so that `cargo run` builds
+/// their libraries; its code never uses one (systems are loaded at run time, never linked).
+#[test]
+fn host_code_uses_no_plugin_crate() {
+    let host = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(host.join("Cargo.toml")).unwrap();
+    let crates: Vec<String> = manifest
+        .lines()
+        .filter(|l| l.contains("path = \"../plugins/"))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|name| name.replace('-', "_"))
+        .collect();
+    assert!(crates.len() > 10 && crates.contains(&"troupe_physics_rapier".to_string()), "{crates:?}");
+    let mut files = vec![host.join("src")];
+    let mut offences = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for krate in &crates {
+                if line.contains(&format!("{krate}::")) || line.contains(&format!("extern crate {krate}")) {
+                    offences.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(offences.is_empty(), "host code uses plugin crates:\n{}", offences.join("\n"));
+}

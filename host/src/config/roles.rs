@@ -10,12 +10,14 @@
 //! ```
 //!
 //! The roles are `primary`, `secondary` and `standalone` (a run without `--network-role`);
-//! `all` stands for the three. Without `<troupe:roles>` a system gets the default of its
-//! [`SystemKind`]. Like `<gz:system_priority>`, the element is read by the host and stays in
+//! `all` stands for the three. Without `<troupe:roles>` a world system runs in the roles its
+//! library declares ([`plugin_api::SystemInfo`]), and a system attached to a model or sensor
+//! where its model is simulated ([`DefaultRoles`]). Like `<gz:system_priority>`, the element is read by the host and stays in
 //! the XML the system receives (systems ignore it). Any other `troupe:`-prefixed child of a
 //! `<plugin>` is an error: the prefix is the host's.
 
-use plugin_api::NetworkRole;
+pub use plugin_api::RoleSet;
+use plugin_api::{NetworkRole, SystemInfo, SystemKind};
 use std::fmt;
 use xmltree::Element;
 
@@ -61,11 +63,12 @@ impl RunRole {
         }
     }
 
-    fn bit(self) -> u8 {
+    /// The role as systems are told it.
+    pub fn network_role(self) -> NetworkRole {
         match self {
-            RunRole::Primary => 1,
-            RunRole::Secondary => 2,
-            RunRole::Standalone => 4,
+            RunRole::Primary => NetworkRole::PRIMARY,
+            RunRole::Secondary => NetworkRole::SECONDARY,
+            RunRole::Standalone => NetworkRole::STANDALONE,
         }
     }
 }
@@ -76,143 +79,92 @@ impl fmt::Display for RunRole {
     }
 }
 
-/// A set of roles.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct RoleSet(u8);
-
-impl RoleSet {
-    /// No role.
-    pub const NONE: RoleSet = RoleSet(0);
-    /// Every role.
-    pub const ALL: RoleSet = RoleSet(7);
-    /// Secondaries and standalone runs: where performers are simulated.
-    pub const SIMULATING: RoleSet = RoleSet(2 | 4);
-    /// The primary and standalone runs: where users talk to the world.
-    pub const FACING_USERS: RoleSet = RoleSet(1 | 4);
-
-    /// The set of these roles.
-    pub fn of(roles: &[RunRole]) -> RoleSet {
-        RoleSet(roles.iter().fold(0, |acc, r| acc | r.bit()))
+/// Parses the text of a `<troupe:roles>` element: role names separated by spaces or commas,
+/// in any case; `all` is every role. An unknown name, a repeated one or an empty list is an
+/// error naming the value and the allowed names.
+pub fn parse_roles(text: &str) -> Result<RoleSet, String> {
+    let mut set = RoleSet::NONE;
+    let words: Vec<&str> = text.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).collect();
+    if words.is_empty() {
+        return Err(format!("<troupe:roles> is empty; list the roles the system runs in ({ALLOWED})"));
     }
-
-    /// Whether `role` is in the set.
-    pub fn contains(self, role: RunRole) -> bool {
-        self.0 & role.bit() != 0
-    }
-
-    /// The roles in the set, in [`RunRole::ALL`] order.
-    pub fn iter(self) -> impl Iterator<Item = RunRole> {
-        RunRole::ALL.into_iter().filter(move |r| self.contains(*r))
-    }
-
-    /// Parses the text of a `<troupe:roles>` element: role names separated by spaces or
-    /// commas, in any case; `all` is every role. An unknown name, a repeated one or an empty
-    /// list is an error naming the value and the allowed names.
-    pub fn parse(text: &str) -> Result<RoleSet, String> {
-        let mut set = RoleSet::NONE;
-        let words: Vec<&str> = text.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).collect();
-        if words.is_empty() {
-            return Err(format!("<troupe:roles> is empty; list the roles the system runs in ({ALLOWED})"));
+    for word in words {
+        let add = match word.to_ascii_lowercase().as_str() {
+            "primary" => RoleSet::PRIMARY,
+            "secondary" => RoleSet::SECONDARY,
+            "standalone" => RoleSet::STANDALONE,
+            "all" => RoleSet::ALL,
+            _ => return Err(format!("<troupe:roles> names \"{word}\", which is not a role; expected {ALLOWED}")),
+        };
+        if set.intersects(add) {
+            return Err(format!("<troupe:roles> names \"{word}\" twice (\"{}\")", text.trim()));
         }
-        for word in words {
-            let add = match word.to_ascii_lowercase().as_str() {
-                "primary" => RoleSet::of(&[RunRole::Primary]),
-                "secondary" => RoleSet::of(&[RunRole::Secondary]),
-                "standalone" => RoleSet::of(&[RunRole::Standalone]),
-                "all" => RoleSet::ALL,
-                _ => return Err(format!("<troupe:roles> names \"{word}\", which is not a role; expected {ALLOWED}")),
-            };
-            if set.0 & add.0 != 0 {
-                return Err(format!("<troupe:roles> names \"{word}\" twice (\"{}\")", text.trim()));
-            }
-            set.0 |= add.0;
-        }
-        Ok(set)
+        set = set.union(add);
     }
+    Ok(set)
 }
 
 /// The names `<troupe:roles>` accepts, for messages.
 const ALLOWED: &str = "primary, secondary, standalone or all, separated by spaces";
 
-impl fmt::Display for RoleSet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 == 0 {
-            return f.write_str("no role");
-        }
-        let names: Vec<&str> = self.iter().map(RunRole::as_str).collect();
-        f.write_str(&names.join(" "))
-    }
-}
-
-impl fmt::Debug for RoleSet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RoleSet({self})")
-    }
-}
-
-/// What a system is, as far as the default roles go.
+/// The roles a system runs in when its `<plugin>` has no `<troupe:roles>`: those its
+/// library declares ([`SystemInfo`]), or, for a system attached to a model or sensor, where
+/// its model is simulated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SystemKind {
-    /// A physics backend: secondaries and standalone (seed 001: the primary keeps every
-    /// performer loaded but performs no physics simulation).
-    Physics,
-    /// The sensors system: secondaries and standalone (sensors run where their performer
-    /// is simulated).
-    Sensors,
-    /// The scene broadcaster: primary and standalone (the user's view of the whole world).
-    SceneBroadcaster,
-    /// User commands: primary and standalone (all interaction goes through the primary).
-    UserCommands,
-    /// The level manager: every role (it decides on the primary, follows on secondaries).
-    LevelManager,
-    /// A system attached to a model or sensor: secondaries and standalone (it runs where its
-    /// model is simulated).
+pub enum DefaultRoles {
+    /// A world system: what it declared.
+    Declared(SystemInfo),
+    /// A system attached to a model or sensor.
     Attached,
-    /// Any other world system: every role (gz-sim's behaviour).
-    Other,
 }
 
-impl SystemKind {
-    /// The kind of a world system loading `library` (a Troupe library name; `extra_physics`
-    /// is `--physics-engine`'s library, a physics backend whatever its name).
-    pub fn of_world_system(library: &str, extra_physics: Option<&str>) -> SystemKind {
-        match library {
-            "troupe_physics_rapier" | "troupe_physics_kinematic" => SystemKind::Physics,
-            _ if extra_physics == Some(library) => SystemKind::Physics,
-            "troupe_sensors" => SystemKind::Sensors,
-            "troupe_scene_broadcaster" => SystemKind::SceneBroadcaster,
-            "troupe_user_commands" => SystemKind::UserCommands,
-            "troupe_level_manager" => SystemKind::LevelManager,
-            _ => SystemKind::Other,
-        }
-    }
-
-    /// The roles a system of this kind runs in when its `<plugin>` does not say.
-    pub fn default_roles(self) -> RoleSet {
+impl DefaultRoles {
+    /// The roles.
+    pub fn roles(self) -> RoleSet {
         match self {
-            SystemKind::Physics | SystemKind::Sensors | SystemKind::Attached => RoleSet::SIMULATING,
-            SystemKind::SceneBroadcaster | SystemKind::UserCommands => RoleSet::FACING_USERS,
-            SystemKind::LevelManager | SystemKind::Other => RoleSet::ALL,
+            DefaultRoles::Declared(info) => info.default_roles,
+            DefaultRoles::Attached => RoleSet::SIMULATING,
         }
     }
 
     /// Why the default is what it is, for the log.
-    pub fn reason(self) -> &'static str {
-        match self {
-            SystemKind::Physics => {
+    pub fn reason(self) -> String {
+        let info = match self {
+            DefaultRoles::Attached => {
+                return "a system attached to a model or sensor runs where its model is simulated (secondaries and standalone)"
+                    .into()
+            }
+            DefaultRoles::Declared(info) => info,
+        };
+        // The usual roles of each kind say why in words; any other choice is the library's.
+        let usual = match info.kind {
+            SystemKind::PHYSICS => SystemInfo::PHYSICS,
+            SystemKind::SENSORS => SystemInfo::SENSORS,
+            SystemKind::SCENE_BROADCASTER => SystemInfo::SCENE_BROADCASTER,
+            SystemKind::USER_COMMANDS => SystemInfo::USER_COMMANDS,
+            SystemKind::LEVEL_MANAGER => SystemInfo::LEVEL_MANAGER,
+            _ => SystemInfo::OTHER,
+        };
+        if info.default_roles != usual.default_roles {
+            return format!(
+                "its library declares it a {} system running in: {}",
+                info.kind.as_str(),
+                info.default_roles
+            );
+        }
+        match info.kind {
+            SystemKind::PHYSICS => {
                 "physics runs where performers are simulated (secondaries and standalone), not on the primary"
             }
-            SystemKind::Sensors => "sensors run where their performers are simulated (secondaries and standalone)",
-            SystemKind::SceneBroadcaster => {
+            SystemKind::SENSORS => "sensors run where their performers are simulated (secondaries and standalone)",
+            SystemKind::SCENE_BROADCASTER => {
                 "the scene is broadcast by the primary (and standalone), which holds the whole world"
             }
-            SystemKind::UserCommands => "user commands go to the primary (and standalone), which forwards them",
-            SystemKind::LevelManager => "the level manager runs in every role",
-            SystemKind::Attached => {
-                "a system attached to a model or sensor runs where its model is simulated (secondaries and standalone)"
-            }
-            SystemKind::Other => "a world system runs in every role unless its <troupe:roles> says otherwise",
+            SystemKind::USER_COMMANDS => "user commands go to the primary (and standalone), which forwards them",
+            SystemKind::LEVEL_MANAGER => "the level manager runs in every role",
+            _ => "a world system runs in every role unless its <troupe:roles> says otherwise",
         }
+        .into()
     }
 }
 
@@ -225,14 +177,14 @@ pub enum Placement {
     Skipped(String),
 }
 
-/// Decides whether a system of `kind` whose `<plugin>` says `explicit` (from
-/// `<troupe:roles>`) runs in `role`.
-pub fn place(kind: SystemKind, explicit: Option<RoleSet>, role: RunRole) -> Placement {
+/// Decides whether a system whose `<plugin>` says `explicit` (from `<troupe:roles>`) runs in
+/// `role`; without `explicit`, its `default` decides.
+pub fn place(default: DefaultRoles, explicit: Option<RoleSet>, role: RunRole) -> Placement {
     match explicit {
-        Some(set) if set.contains(role) => Placement::Runs,
+        Some(set) if set.contains(role.network_role()) => Placement::Runs,
         Some(set) => Placement::Skipped(format!("its <troupe:roles> says {set}")),
-        None if kind.default_roles().contains(role) => Placement::Runs,
-        None => Placement::Skipped(format!("by default: {}", kind.reason())),
+        None if default.roles().contains(role.network_role()) => Placement::Runs,
+        None => Placement::Skipped(format!("by default: {}", default.reason())),
     }
 }
 
@@ -258,7 +210,7 @@ pub(crate) fn roles_of_plugin(plugin: &Element) -> Result<Option<RoleSet>, (&Ele
             return Err((child, format!("<troupe:roles> holds elements; expected {ALLOWED}")));
         }
         let text = child.get_text().unwrap_or_default();
-        let set = RoleSet::parse(&text).map_err(|e| (child, e))?;
+        let set = parse_roles(&text).map_err(|e| (child, e))?;
         found = Some((child, set));
     }
     Ok(found.map(|(_, set)| set))

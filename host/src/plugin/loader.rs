@@ -3,7 +3,7 @@
 use super::search::SearchPath;
 use abi_stable::library::{lib_header_from_path, LibraryError};
 use abi_stable::std_types::RStr;
-use plugin_api::{HostLogger, PluginModRef};
+use plugin_api::{HostLogger, PluginModRef, SystemInfo};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,6 +71,16 @@ impl LoadedLibrary {
     /// not say).
     pub fn system_names(&self) -> Option<Vec<String>> {
         self.module.system_names().map(|f| f().into_iter().map(|s| s.into_string()).collect())
+    }
+
+    /// What the system `class` is (empty: the library's first system). A library built
+    /// before plugin-api 1.8 does not say, and its systems are [`SystemInfo::OTHER`]; `None`
+    /// when the library has no system of that name.
+    pub fn system_info(&self, class: &str) -> Option<SystemInfo> {
+        match self.module.system_info() {
+            Some(info) => info(class.into()).into_option(),
+            None => Some(SystemInfo::OTHER),
+        }
     }
 }
 

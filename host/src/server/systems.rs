@@ -1,25 +1,56 @@
 //! Which systems a world gets: the gz-sim choices made on the selection (one physics
 //! backend, its engine, the sensors and level manager when needed), the role filter of a
 //! distributed run, and turning what is left into [`SystemRequest`]s for the runner.
+//!
+//! Systems are told apart by what their library says they are ([`SystemInfo`], read once
+//! when the library is loaded), never by the library's name; only the gz name table
+//! ([`config::map_system`]) and the systems the host adds on its own (sensors, the level
+//! manager) name libraries.
 
 use super::*;
-/// Keeps the systems that run in `role` (`<troupe:roles>`, else the default of their kind:
+
+/// A selected system and what its library says it is.
+#[derive(Clone, Debug)]
+pub(super) struct Chosen {
+    pub selected: Selected,
+    pub info: SystemInfo,
+}
+
+impl Chosen {
+    fn is(&self, kind: SystemKind) -> bool {
+        self.info.kind == kind && self.selected.target == Target::World
+    }
+}
+
+/// Loads the library of `selected` to read what the system is. A library that cannot be
+/// loaded is kept as [`SystemInfo::OTHER`]: loading it for real reports it with the others
+/// ([`add_systems`]).
+pub(super) fn describe(loader: &mut PluginLoader, selected: Selected) -> Chosen {
+    let info = loader
+        .load(&selected.library)
+        .ok()
+        .and_then(|lib| lib.system_info(&selected.name))
+        .unwrap_or(SystemInfo::OTHER);
+    Chosen { selected, info }
+}
+
+/// Keeps the systems that run in `role` (`<troupe:roles>`, else what the library declares;
 /// see [`config::roles`]); the third list says, for the log, each one skipped and why.
 pub(super) fn keep_for_role(
     role: RunRole,
-    physics_engine: Option<&str>,
-    chosen: Vec<Selected>,
+    chosen: Vec<Chosen>,
     attached: Vec<AttachedPlugin>,
 ) -> (Vec<Selected>, Vec<AttachedPlugin>, Vec<String>) {
     let mut skipped = Vec::new();
     let chosen: Vec<Selected> = chosen
         .into_iter()
-        .filter(|s| {
-            let kind = match s.target {
-                Target::World => SystemKind::of_world_system(&s.library, physics_engine),
-                Target::Model(_) | Target::Sensor(_) => SystemKind::Attached,
+        .filter(|c| {
+            let s = &c.selected;
+            let default = match s.target {
+                Target::World => DefaultRoles::Declared(c.info),
+                Target::Model(_) | Target::Sensor(_) => DefaultRoles::Attached,
             };
-            match config::place(kind, s.roles, role) {
+            match config::place(default, s.roles, role) {
                 Placement::Runs => true,
                 Placement::Skipped(why) => {
                     skipped.push(format!("{} ({}, {}): {why}", s.name, s.library, s.origin));
@@ -27,10 +58,11 @@ pub(super) fn keep_for_role(
                 }
             }
         })
+        .map(|c| c.selected)
         .collect();
     let attached: Vec<AttachedPlugin> = attached
         .into_iter()
-        .filter(|a| match config::place(SystemKind::Attached, a.plugin.roles, role) {
+        .filter(|a| match config::place(DefaultRoles::Attached, a.plugin.roles, role) {
             Placement::Runs => true,
             Placement::Skipped(why) => {
                 skipped.push(format!("{} ({}, {}): {why}", a.plugin.name, a.plugin.filename, a.plugin.origin));
@@ -50,7 +82,7 @@ pub(crate) fn attached_runs_here(
     role: plugin_api::NetworkRole,
 ) -> bool {
     let role = RunRole::of_network_role(role);
-    match config::place(SystemKind::Attached, plugin.roles, role) {
+    match config::place(DefaultRoles::Attached, plugin.roles, role) {
         Placement::Runs => true,
         Placement::Skipped(why) => {
             log::info!(
@@ -68,7 +100,7 @@ pub(crate) fn attached_runs_here(
 /// Whether an attached system that does not run on the primary runs on secondaries: the
 /// primary then hands it to them (a model spawned through it: only the primary read its SDF).
 pub(crate) fn attached_runs_on_secondaries(plugin: &crate::sdf::PluginSdf) -> bool {
-    matches!(config::place(SystemKind::Attached, plugin.roles, RunRole::Secondary), Placement::Runs)
+    matches!(config::place(DefaultRoles::Attached, plugin.roles, RunRole::Secondary), Placement::Runs)
 }
 
 /// Adds the systems in order, reporting every library that cannot be found or loaded, not
@@ -92,19 +124,12 @@ pub(super) fn add_systems(
     }
 }
 
-/// The physics backends Troupe ships; a world runs one of them.
-pub(super) const PHYSICS_BACKENDS: &[&str] = &["troupe_physics_rapier", "troupe_physics_kinematic"];
-
-pub(super) fn is_physics(s: &Selected) -> bool {
-    PHYSICS_BACKENDS.contains(&s.library.as_str())
-}
-
 /// A world file that loads a physics backend replaces the config set's physics: gz-sim drops
-/// a config plugin the world file loads too, but Troupe's backends have different library
-/// names for the same role.
-pub(super) fn one_physics(chosen: &mut Vec<Selected>) {
-    if chosen.iter().any(|s| !s.from_config && s.target == Target::World && is_physics(s)) {
-        chosen.retain(|s| !(s.from_config && is_physics(s)));
+/// a config plugin the world file loads too, but backends have different library names for
+/// the same role.
+pub(super) fn one_physics(chosen: &mut Vec<Chosen>) {
+    if chosen.iter().any(|c| !c.selected.from_config && c.is(SystemKind::PHYSICS)) {
+        chosen.retain(|c| !(c.selected.from_config && c.is(SystemKind::PHYSICS)));
     }
 }
 
@@ -127,8 +152,10 @@ pub(super) fn engine_from_xml(chosen: &mut [Selected]) {
     }
 }
 
-pub(super) fn swap_physics(chosen: &mut Vec<Selected>, engine: &str) {
-    let physics = is_physics;
+/// `--physics-engine ENGINE`: its library replaces the world's physics system (or is added
+/// when there is none). It is placed as a physics system even if it does not say it is one
+/// (a library built before plugin-api 1.8, or one that forgot): the user named it the physics.
+pub(super) fn swap_physics(chosen: &mut Vec<Chosen>, engine: &str, loader: &mut PluginLoader) {
     let replacement = Selected {
         library: engine.to_string(),
         name: String::new(),
@@ -139,20 +166,34 @@ pub(super) fn swap_physics(chosen: &mut Vec<Selected>, engine: &str) {
         world_name: None,
         roles: None,
     };
-    match chosen.iter().position(physics) {
+    let replacement = match chosen.iter().position(|c| c.is(SystemKind::PHYSICS)) {
         Some(i) => {
-            log::info!("--physics-engine: {engine} replaces {}", chosen[i].library);
-            chosen[i] = Selected { xml: chosen[i].xml.clone(), roles: chosen[i].roles, ..replacement };
+            let old = &chosen[i].selected;
+            log::info!("--physics-engine: {engine} replaces {}", old.library);
+            let (xml, roles) = (old.xml.clone(), old.roles);
+            chosen.remove(i);
+            Selected { xml, roles, ..replacement }
         }
-        None => chosen.push(replacement),
+        None => replacement,
+    };
+    let mut engine_system = describe(loader, replacement);
+    if engine_system.info.kind != SystemKind::PHYSICS {
+        log::warn!(
+            "--physics-engine: {engine} does not declare itself a physics system (plugin-api 1.8, System::info); \
+             placed as one"
+        );
+        engine_system.info = SystemInfo::PHYSICS;
     }
+    chosen.push(engine_system);
 }
 
-pub(super) fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selected>) {
+/// A world with sensors and no sensors system gets Troupe's (gz-sim's server adds its sensors
+/// system likewise).
+pub(super) fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Chosen>, loader: &mut PluginLoader) {
     let has_sensors = !runner.ecm.query(Which::ALL, &[Sensor::ID]).is_empty();
-    if has_sensors && !chosen.iter().any(|s| s.library == "troupe_sensors") {
+    if has_sensors && !chosen.iter().any(|c| c.is(SystemKind::SENSORS)) {
         log::info!("world {:?} has sensors and no sensors system: adding troupe_sensors", runner.name());
-        chosen.push(Selected {
+        let added = Selected {
             library: "troupe_sensors".into(),
             name: "troupe::sensors::All".into(),
             xml: "<plugin filename=\"troupe_sensors\" name=\"troupe::sensors::All\"/>".into(),
@@ -161,7 +202,8 @@ pub(super) fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selec
             from_config: false,
             world_name: None,
             roles: None,
-        });
+        };
+        chosen.push(describe(loader, added));
     }
 }
 
@@ -170,10 +212,11 @@ pub(super) fn add_sensors_if_needed(runner: &WorldRunner, chosen: &mut Vec<Selec
 /// type. The world-level selections of `troupe_sensors` are merged into the first: its XML
 /// gets an `<enable>CLASS</enable>` child per selection (its own included) followed by the
 /// children of every merged `<plugin>`.
-pub(super) fn one_sensors(chosen: &mut Vec<Selected>) {
-    let is_sensors = |s: &Selected| s.library == "troupe_sensors" && s.target == Target::World;
+pub(super) fn one_sensors(chosen: &mut Vec<Chosen>) {
+    let is_sensors = |c: &Chosen| c.selected.library == "troupe_sensors" && c.selected.target == Target::World;
     let Some(first) = chosen.iter().position(is_sensors) else { return };
-    let merged: Vec<Selected> = chosen.iter().filter(|s| is_sensors(s)).cloned().collect();
+    let info = chosen[first].info;
+    let merged: Vec<Selected> = chosen.iter().filter(|c| is_sensors(c)).map(|c| c.selected.clone()).collect();
     let mut root = match crate::xml::parse_element_lenient(&merged[0].xml) {
         Ok(el) => el,
         Err(_) => xmltree::Element::new("plugin"),
@@ -216,17 +259,22 @@ pub(super) fn one_sensors(chosen: &mut Vec<Selected>) {
         i += 1;
         !drop
     });
-    chosen[first] = keep;
+    chosen[first] = Chosen { selected: keep, info };
 }
 
 /// The level manager runs when levels are on (it loads and unloads them) and, with levels
 /// off, when the world has levels or performers (it keeps their bookkeeping). It is built
 /// into gz-sim's runner, so no world file names it.
-pub(super) fn add_level_manager_if_needed(world: &WorldSdf, levels_on: bool, chosen: &mut Vec<Selected>) {
-    if !levels_on && world.levels_plugin.is_none() || chosen.iter().any(|s| s.library == "troupe_level_manager") {
+pub(super) fn add_level_manager_if_needed(
+    world: &WorldSdf,
+    levels_on: bool,
+    chosen: &mut Vec<Chosen>,
+    loader: &mut PluginLoader,
+) {
+    if !levels_on && world.levels_plugin.is_none() || chosen.iter().any(|c| c.is(SystemKind::LEVEL_MANAGER)) {
         return;
     }
-    chosen.push(Selected {
+    let added = Selected {
         library: "troupe_level_manager".into(),
         name: "troupe::LevelManager".into(),
         xml: format!("<plugin filename=\"troupe_level_manager\" name=\"troupe::LevelManager\"><levels>{levels_on}</levels></plugin>"),
@@ -235,14 +283,12 @@ pub(super) fn add_level_manager_if_needed(world: &WorldSdf, levels_on: bool, cho
         from_config: false,
         world_name: None,
         roles: None,
-    });
+    };
+    chosen.push(describe(loader, added));
 }
 
 pub(super) fn resolve_selected(runner: &WorldRunner, world: &str, s: Selected) -> Option<SystemRequest> {
     if s.world_name.as_ref().is_some_and(|n| n != world) {
-        return None;
-    }
-    if !available(&s.library, &s.origin) {
         return None;
     }
     let entity = match &s.target {
@@ -286,8 +332,8 @@ pub(super) fn request_for_attached(a: AttachedPlugin) -> Option<SystemRequest> {
     request_for(&p.filename, &p.name, p.xml, p.origin.to_string(), a.entity)
 }
 
-/// The request for a `<plugin>` of a model or sensor: gz-sim names mapped, Troupe systems
-/// not available yet and unimplemented gz-sim systems skipped with one warning each.
+/// The request for a `<plugin>` of a model or sensor: gz-sim names mapped, unimplemented
+/// gz-sim systems skipped with one warning each.
 pub fn request_for(filename: &str, name: &str, xml: String, origin: String, entity: EntityId) -> Option<SystemRequest> {
     let library = match config::map_system(filename, name) {
         SystemName::Troupe { library } => library.to_string(),
@@ -297,18 +343,7 @@ pub fn request_for(filename: &str, name: &str, xml: String, origin: String, enti
         }
         SystemName::NotGz => config::names::normalise_library(filename),
     };
-    available(&library, &origin).then(|| SystemRequest { library, class: name.to_string(), xml, origin, entity })
-}
-
-/// False (with one warning per library) for Troupe systems that are mapped but not shipped
-/// by this build.
-pub(super) fn available(library: &str, origin: &str) -> bool {
-    let mapped = config::names::implemented_gz_systems().any(|(_, troupe)| troupe == library);
-    if mapped && !SHIPPED_SYSTEMS.contains(&library) {
-        warn_once(library, &format!("{origin}: Troupe's {library} system is not available yet in this build; skipped"));
-        return false;
-    }
-    true
+    Some(SystemRequest { library, class: name.to_string(), xml, origin, entity })
 }
 
 pub(super) fn warn_once(key: &str, message: &str) {
@@ -324,18 +359,31 @@ mod role_tests {
     use super::*;
     use crate::config::RoleSet;
 
-    fn default_set() -> Vec<Selected> {
+    /// The default config's systems, with what their libraries declare (these tests load no
+    /// library; tests/roles loads the real ones).
+    fn default_set() -> Vec<Chosen> {
         let config = config::parse_server_config_str(config::DEFAULT_SERVER_CONFIG, "server.config").unwrap();
-        config::select_systems(&[], &config.plugins, true).load
+        let declared = |library: &str| match library {
+            "troupe_physics_rapier" => SystemInfo::PHYSICS,
+            "troupe_user_commands" => SystemInfo::USER_COMMANDS,
+            "troupe_scene_broadcaster" => SystemInfo::SCENE_BROADCASTER,
+            other => panic!("the default config names {other}: say here what it declares"),
+        };
+        let selected = config::select_systems(&[], &config.plugins, true).load;
+        selected.into_iter().map(|s| Chosen { info: declared(&s.library), selected: s }).collect()
     }
 
     fn libraries(chosen: &[Selected]) -> Vec<&str> {
         chosen.iter().map(|s| s.library.as_str()).collect()
     }
 
+    fn selected(chosen: &[Chosen]) -> Vec<Selected> {
+        chosen.iter().map(|c| c.selected.clone()).collect()
+    }
+
     #[test]
     fn the_default_set_splits_between_primary_and_secondaries() {
-        let (primary, _, skipped) = keep_for_role(RunRole::Primary, None, default_set(), Vec::new());
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, default_set(), Vec::new());
         assert_eq!(libraries(&primary), ["troupe_user_commands", "troupe_scene_broadcaster"]);
         assert_eq!(skipped.len(), 1, "{skipped:?}");
         // The log line names the system, its library, where it was written, and why.
@@ -345,22 +393,28 @@ mod role_tests {
         );
         assert!(skipped[0].contains("by default: physics runs where performers are simulated"), "{skipped:?}");
 
-        let (secondary, _, skipped) = keep_for_role(RunRole::Secondary, None, default_set(), Vec::new());
+        let (secondary, _, skipped) = keep_for_role(RunRole::Secondary, default_set(), Vec::new());
         assert_eq!(libraries(&secondary), ["troupe_physics_rapier"]);
         assert_eq!(skipped.len(), 2, "{skipped:?}");
 
-        let (standalone, _, skipped) = keep_for_role(RunRole::Standalone, None, default_set(), Vec::new());
-        assert_eq!(libraries(&standalone), libraries(&default_set()));
+        let (standalone, _, skipped) = keep_for_role(RunRole::Standalone, default_set(), Vec::new());
+        assert_eq!(libraries(&standalone), libraries(&selected(&default_set())));
         assert!(skipped.is_empty(), "{skipped:?}");
     }
 
     #[test]
-    fn a_physics_engine_from_the_command_line_is_physics() {
+    fn a_system_declaring_other_roles_is_placed_by_them_and_says_so() {
         let mut chosen = default_set();
-        swap_physics(&mut chosen, "my_physics");
-        let (primary, _, skipped) = keep_for_role(RunRole::Primary, Some("my_physics"), chosen, Vec::new());
-        assert!(!libraries(&primary).contains(&"my_physics"));
-        assert!(skipped[0].contains("my_physics"), "{skipped:?}");
+        // A scene broadcaster of someone's that runs everywhere but standalone.
+        chosen[2].info.default_roles = RoleSet::PRIMARY.union(RoleSet::SECONDARY);
+        let (standalone, _, skipped) = keep_for_role(RunRole::Standalone, chosen, Vec::new());
+        assert_eq!(libraries(&standalone), ["troupe_physics_rapier", "troupe_user_commands"]);
+        assert!(
+            skipped[0].ends_with(
+                "by default: its library declares it a scene broadcaster system running in: primary secondary"
+            ),
+            "{skipped:?}"
+        );
     }
 
     #[test]
@@ -376,14 +430,14 @@ mod role_tests {
             },
         };
         let attached = vec![plugin(None), plugin(Some(RoleSet::ALL))];
-        let (_, kept, skipped) = keep_for_role(RunRole::Primary, None, Vec::new(), attached.clone());
+        let (_, kept, skipped) = keep_for_role(RunRole::Primary, Vec::new(), attached.clone());
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].plugin.roles, Some(RoleSet::ALL));
         assert!(
             skipped[0].starts_with("gz::sim::systems::DiffDrive (gz-sim-diff-drive-system, w.sdf:12): by default"),
             "{skipped:?}"
         );
-        let (_, kept, _) = keep_for_role(RunRole::Secondary, None, Vec::new(), attached);
+        let (_, kept, _) = keep_for_role(RunRole::Secondary, Vec::new(), attached);
         assert_eq!(kept.len(), 2);
 
         // A server-config plugin for a model (entity_type="model") is attached too.
@@ -392,11 +446,16 @@ mod role_tests {
             "model.config",
         )
         .unwrap();
-        let chosen = config::select_systems(&[], &config.plugins, true).load;
-        assert_eq!(chosen[0].target, Target::Model("robot".into()));
-        let (primary, _, skipped) = keep_for_role(RunRole::Primary, None, chosen.clone(), Vec::new());
+        // Whatever the library declares: what counts is that it is attached to a model.
+        let chosen: Vec<Chosen> = config::select_systems(&[], &config.plugins, true)
+            .load
+            .into_iter()
+            .map(|selected| Chosen { selected, info: SystemInfo::OTHER })
+            .collect();
+        assert_eq!(chosen[0].selected.target, Target::Model("robot".into()));
+        let (primary, _, skipped) = keep_for_role(RunRole::Primary, chosen.clone(), Vec::new());
         assert!(primary.is_empty() && skipped[0].contains("attached to a model"), "{skipped:?}");
-        let (secondary, _, _) = keep_for_role(RunRole::Secondary, None, chosen, Vec::new());
+        let (secondary, _, _) = keep_for_role(RunRole::Secondary, chosen, Vec::new());
         assert_eq!(secondary.len(), 1);
     }
 }

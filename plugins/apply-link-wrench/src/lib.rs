@@ -54,7 +54,9 @@ use model_common::{find_path, name_of, vec3_from, world_pose, Params};
 use plugin_api::components::{CanonicalLink, ExternalWorldWrenchCmd, Inertial, Link, Model, Wrench};
 use plugin_api::math::Vec3;
 use plugin_api::msgs::{self, entity::Type};
-use plugin_api::{Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, UpdateInfo};
+use plugin_api::{
+    Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, SystemInfo, UpdateInfo,
+};
 use std::collections::BTreeMap;
 
 /// A wrench in the world frame, with the point of application (link frame) if not the
@@ -162,6 +164,11 @@ impl ApplyLinkWrench {
 }
 
 impl System for ApplyLinkWrench {
+    /// It applies forces: skipped in playback.
+    fn info() -> SystemInfo {
+        SystemInfo::OTHER.simulating()
+    }
+
     fn hooks(&self) -> Hooks {
         Hooks::PRE_UPDATE
     }

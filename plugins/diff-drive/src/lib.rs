@@ -74,7 +74,7 @@ use plugin_api::math::{Pose, Quat, Vec3};
 use plugin_api::msgs;
 use plugin_api::{
     Change, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Error, Hooks, Host, Publisher, Subscriber, System,
-    TopicOptions, UpdateInfo,
+    SystemInfo, TopicOptions, UpdateInfo,
 };
 
 /// What the `<plugin>` element says.
@@ -223,6 +223,11 @@ impl DiffDrive {
 }
 
 impl System for DiffDrive {
+    /// It commands wheel joints: skipped in playback.
+    fn info() -> SystemInfo {
+        SystemInfo::OTHER.simulating()
+    }
+
     fn hooks(&self) -> Hooks {
         Hooks::PRE_UPDATE | Hooks::POST_UPDATE
     }

@@ -56,7 +56,9 @@
 use model_common::{find_joint, model_params, Pid};
 use plugin_api::components::{JointForceCmd, JointType, JointVelocity, JointVelocityCmd};
 use plugin_api::msgs;
-use plugin_api::{Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, UpdateInfo};
+use plugin_api::{
+    Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, SystemInfo, UpdateInfo,
+};
 
 /// The system.
 #[derive(Default)]
@@ -72,6 +74,11 @@ pub struct JointController {
 }
 
 impl System for JointController {
+    /// It commands a joint: skipped in playback.
+    fn info() -> SystemInfo {
+        SystemInfo::OTHER.simulating()
+    }
+
     fn hooks(&self) -> Hooks {
         Hooks::PRE_UPDATE
     }

@@ -54,7 +54,9 @@
 use model_common::{find_joint, model_params, Pid};
 use plugin_api::components::{JointAxis2, JointForceCmd, JointPosition, JointType, JointVelocityCmd};
 use plugin_api::msgs;
-use plugin_api::{Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, UpdateInfo};
+use plugin_api::{
+    Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, SystemInfo, UpdateInfo,
+};
 
 /// The system.
 #[derive(Default)]
@@ -80,6 +82,11 @@ fn dofs(t: JointType) -> usize {
 }
 
 impl System for JointPositionController {
+    /// It commands a joint: skipped in playback.
+    fn info() -> SystemInfo {
+        SystemInfo::OTHER.simulating()
+    }
+
     fn hooks(&self) -> Hooks {
         Hooks::PRE_UPDATE
     }

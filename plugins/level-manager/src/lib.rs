@@ -86,7 +86,7 @@ use plugin_api::transport::ServiceServer;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
     log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Host, NetworkRole, QueryCache, System,
-    UpdateInfo,
+    SystemInfo, UpdateInfo,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -132,6 +132,10 @@ pub struct LevelManager {
 }
 
 impl System for LevelManager {
+    fn info() -> SystemInfo {
+        SystemInfo::LEVEL_MANAGER
+    }
+
     fn priority(&self) -> Option<i32> {
         Some(PRIORITY)
     }

@@ -61,7 +61,8 @@ use plugin_api::components::{
 };
 use plugin_api::math::{Pose, Vec3};
 use plugin_api::{
-    log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Hooks, ResetOutcome, System, UpdateInfo,
+    log, Change, Component, ConfigureContext, Ecm, EcmRead, EntityId, Error, Hooks, ResetOutcome, System, SystemInfo,
+    UpdateInfo,
 };
 use std::collections::{BTreeMap, HashSet};
 use troupe_kinematic_engine::{
@@ -370,6 +371,10 @@ impl KinematicPhysics {
 }
 
 impl System for KinematicPhysics {
+    fn info() -> SystemInfo {
+        SystemInfo::PHYSICS
+    }
+
     fn priority(&self) -> Option<i32> {
         // gz-sim's Physics system priority.
         Some(-64)

@@ -46,7 +46,9 @@ mod shapes;
 use engine::{Options, World};
 use plugin_api::components::Physics as PhysicsParams;
 use plugin_api::xml::PluginXml;
-use plugin_api::{log, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Ray, RayCaster, System, UpdateInfo};
+use plugin_api::{
+    log, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Ray, RayCaster, System, SystemInfo, UpdateInfo,
+};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 
 /// The physics system.
@@ -89,6 +91,10 @@ impl Default for Physics {
 }
 
 impl System for Physics {
+    fn info() -> SystemInfo {
+        SystemInfo::PHYSICS
+    }
+
     /// gz-sim's Physics runs at priority -64, before the systems that read its results.
     fn priority(&self) -> Option<i32> {
         Some(-64)

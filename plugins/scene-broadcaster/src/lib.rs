@@ -35,7 +35,7 @@ use plugin_api::prost::Message;
 use plugin_api::xml::PluginXml;
 use plugin_api::{
     log, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, Publisher, QueryCache,
-    ResetOutcome, ServiceServer, System, TopicOptions, UpdateInfo,
+    ResetOutcome, ServiceServer, System, SystemInfo, TopicOptions, UpdateInfo,
 };
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -313,6 +313,10 @@ impl SceneBroadcaster {
 }
 
 impl System for SceneBroadcaster {
+    fn info() -> SystemInfo {
+        SystemInfo::SCENE_BROADCASTER
+    }
+
     fn hooks(&self) -> Hooks {
         Hooks::POST_UPDATE
     }

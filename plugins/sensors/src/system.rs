@@ -9,7 +9,7 @@ use plugin_api::msgs::{header::Map, Header, Time};
 use plugin_api::xml::PluginXml;
 use plugin_api::{
     log, Change, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Hooks, Host, ResetOutcome, System,
-    UpdateInfo,
+    SystemInfo, UpdateInfo,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -212,6 +212,10 @@ pub fn header(sim_time_ns: i64, frame: &str, seq: u64) -> Header {
 }
 
 impl System for Sensors {
+    fn info() -> SystemInfo {
+        SystemInfo::SENSORS
+    }
+
     fn configure(&mut self, ctx: ConfigureContext<'_>) -> plugin_api::Result {
         let xml = PluginXml::parse(ctx.xml)?;
         for class in xml.texts("enable") {

@@ -41,7 +41,7 @@ use plugin_api::msgs::{self, Boolean};
 use plugin_api::prost::{Message, Name as MsgName};
 use plugin_api::{
     events, log, Change, Component, ConfigureContext, Ecm, EcmRead, EcmView, EntityId, Host, ResetOutcome,
-    ServiceServer, Subscriber, System, UpdateInfo,
+    ServiceServer, Subscriber, System, SystemInfo, UpdateInfo,
 };
 use std::sync::Arc;
 
@@ -482,6 +482,10 @@ impl UserCommands {
 }
 
 impl System for UserCommands {
+    fn info() -> SystemInfo {
+        SystemInfo::USER_COMMANDS
+    }
+
     fn priority(&self) -> Option<i32> {
         Some(PRIORITY)
     }

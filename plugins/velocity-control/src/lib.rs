@@ -45,7 +45,9 @@ use plugin_api::components::LinearVelocityCmd;
 use plugin_api::components::{AngularVelocityCmd, Link};
 use plugin_api::math::Vec3;
 use plugin_api::msgs;
-use plugin_api::{Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, UpdateInfo};
+use plugin_api::{
+    Change, ConfigureContext, Ecm, EcmRead, EntityId, Hooks, Host, Subscriber, System, SystemInfo, UpdateInfo,
+};
 
 /// One controlled entity (the model or a link) and its command topic.
 struct Controlled {
@@ -66,6 +68,11 @@ pub struct VelocityControl {
 }
 
 impl System for VelocityControl {
+    /// It commands velocities: skipped in playback.
+    fn info() -> SystemInfo {
+        SystemInfo::OTHER.simulating()
+    }
+
     fn hooks(&self) -> Hooks {
         Hooks::PRE_UPDATE
     }

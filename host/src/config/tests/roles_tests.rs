@@ -1,62 +1,51 @@
 //! `<troupe:roles>` and the default roles of each kind of system.
 
-use crate::config::{parse_server_config_str, place, ConfigError, Placement, RoleSet, RunRole, SystemKind};
+use crate::config::{
+    parse_roles, parse_server_config_str, place, ConfigError, DefaultRoles, Placement, RoleSet, RunRole,
+};
+use plugin_api::{NetworkRole, SystemInfo};
 
 use RunRole::{Primary, Secondary, Standalone};
 
 #[test]
 fn role_lists_parse_in_any_case_with_spaces_or_commas() {
-    assert_eq!(RoleSet::parse("primary").unwrap(), RoleSet::of(&[Primary]));
-    assert_eq!(RoleSet::parse(" Secondary,STANDALONE ").unwrap(), RoleSet::of(&[Secondary, Standalone]));
-    assert_eq!(RoleSet::parse("primary\n  secondary standalone").unwrap(), RoleSet::ALL);
-    assert_eq!(RoleSet::parse("all").unwrap(), RoleSet::ALL);
-    assert_eq!(RoleSet::of(&[Secondary, Primary]).to_string(), "primary secondary");
-    assert!(!RoleSet::parse("primary").unwrap().contains(Standalone));
+    assert_eq!(parse_roles("primary").unwrap(), RoleSet::PRIMARY);
+    assert_eq!(parse_roles(" Secondary,STANDALONE ").unwrap(), RoleSet::SIMULATING);
+    assert_eq!(parse_roles("primary\n  secondary standalone").unwrap(), RoleSet::ALL);
+    assert_eq!(parse_roles("all").unwrap(), RoleSet::ALL);
+    assert_eq!(RoleSet::SECONDARY.union(RoleSet::PRIMARY).to_string(), "primary secondary");
+    assert!(!parse_roles("primary").unwrap().contains(NetworkRole::STANDALONE));
 }
 
 #[test]
 fn a_bad_role_list_names_the_value_and_the_allowed_roles() {
-    let err = RoleSet::parse("primary primery").unwrap_err();
+    let err = parse_roles("primary primery").unwrap_err();
     assert!(err.contains("\"primery\"") && err.contains("primary, secondary, standalone or all"), "{err}");
-    let err = RoleSet::parse("  ").unwrap_err();
+    let err = parse_roles("  ").unwrap_err();
     assert!(err.contains("empty") && err.contains("primary, secondary, standalone"), "{err}");
-    let err = RoleSet::parse("secondary standalone secondary").unwrap_err();
+    let err = parse_roles("secondary standalone secondary").unwrap_err();
     assert!(err.contains("\"secondary\" twice"), "{err}");
-    let err = RoleSet::parse("all primary").unwrap_err();
+    let err = parse_roles("all primary").unwrap_err();
     assert!(err.contains("\"primary\" twice"), "{err}");
 }
 
-#[test]
-fn world_systems_are_classified_by_library() {
-    let kind = |lib| SystemKind::of_world_system(lib, None);
-    assert_eq!(kind("troupe_physics_rapier"), SystemKind::Physics);
-    assert_eq!(kind("troupe_physics_kinematic"), SystemKind::Physics);
-    assert_eq!(kind("troupe_sensors"), SystemKind::Sensors);
-    assert_eq!(kind("troupe_scene_broadcaster"), SystemKind::SceneBroadcaster);
-    assert_eq!(kind("troupe_user_commands"), SystemKind::UserCommands);
-    assert_eq!(kind("troupe_level_manager"), SystemKind::LevelManager);
-    assert_eq!(kind("my_logger"), SystemKind::Other);
-    // A --physics-engine library is physics, whatever its name.
-    assert_eq!(SystemKind::of_world_system("my_physics", Some("my_physics")), SystemKind::Physics);
-}
-
-/// (kind, runs on the primary, on a secondary, standalone)
-const DEFAULTS: [(SystemKind, bool, bool, bool); 7] = [
-    (SystemKind::Physics, false, true, true),
-    (SystemKind::Sensors, false, true, true),
-    (SystemKind::SceneBroadcaster, true, false, true),
-    (SystemKind::UserCommands, true, false, true),
-    (SystemKind::LevelManager, true, true, true),
-    (SystemKind::Attached, false, true, true),
-    (SystemKind::Other, true, true, true),
+/// (default, runs on the primary, on a secondary, standalone)
+const DEFAULTS: [(DefaultRoles, bool, bool, bool); 7] = [
+    (DefaultRoles::Declared(SystemInfo::PHYSICS), false, true, true),
+    (DefaultRoles::Declared(SystemInfo::SENSORS), false, true, true),
+    (DefaultRoles::Declared(SystemInfo::SCENE_BROADCASTER), true, false, true),
+    (DefaultRoles::Declared(SystemInfo::USER_COMMANDS), true, false, true),
+    (DefaultRoles::Declared(SystemInfo::LEVEL_MANAGER), true, true, true),
+    (DefaultRoles::Attached, false, true, true),
+    (DefaultRoles::Declared(SystemInfo::OTHER), true, true, true),
 ];
 
 #[test]
 fn each_kind_has_its_default_roles() {
-    for (kind, primary, secondary, standalone) in DEFAULTS {
+    for (default, primary, secondary, standalone) in DEFAULTS {
         for (role, expected) in [(Primary, primary), (Secondary, secondary), (Standalone, standalone)] {
-            let placed = place(kind, None, role);
-            assert_eq!(placed == Placement::Runs, expected, "{kind:?} on {role}: {placed:?}");
+            let placed = place(default, None, role);
+            assert_eq!(placed == Placement::Runs, expected, "{default:?} on {role}: {placed:?}");
             if let Placement::Skipped(why) = placed {
                 assert!(why.starts_with("by default: "), "{why}");
             }
@@ -68,15 +57,16 @@ fn each_kind_has_its_default_roles() {
 fn explicit_roles_replace_the_default_in_both_directions() {
     // Physics asked for on the primary runs there; a user system limited to the primary
     // does not run standalone.
-    assert_eq!(place(SystemKind::Physics, Some(RoleSet::ALL), Primary), Placement::Runs);
-    let only_primary = Some(RoleSet::of(&[Primary]));
-    assert_eq!(place(SystemKind::Other, only_primary, Primary), Placement::Runs);
-    match place(SystemKind::Other, only_primary, Standalone) {
+    assert_eq!(place(DefaultRoles::Declared(SystemInfo::PHYSICS), Some(RoleSet::ALL), Primary), Placement::Runs);
+    let only_primary = Some(RoleSet::PRIMARY);
+    let other = DefaultRoles::Declared(SystemInfo::OTHER);
+    assert_eq!(place(other, only_primary, Primary), Placement::Runs);
+    match place(other, only_primary, Standalone) {
         Placement::Skipped(why) => assert_eq!(why, "its <troupe:roles> says primary"),
         Placement::Runs => panic!("a primary-only system ran standalone"),
     }
     assert!(matches!(
-        place(SystemKind::SceneBroadcaster, Some(RoleSet::of(&[Secondary])), Primary),
+        place(DefaultRoles::Declared(SystemInfo::SCENE_BROADCASTER), Some(RoleSet::SECONDARY), Primary),
         Placement::Skipped(_)
     ));
 }
@@ -97,7 +87,7 @@ const CONFIG: &str = r#"<?xml version="1.0"?>
 #[test]
 fn the_server_config_reads_roles_per_plugin() {
     let file = parse_server_config_str(CONFIG, "run.config").unwrap();
-    assert_eq!(file.plugins[0].roles, Some(RoleSet::of(&[Primary, Secondary])));
+    assert_eq!(file.plugins[0].roles, Some(RoleSet::PRIMARY.union(RoleSet::SECONDARY)));
     assert_eq!(file.plugins[1].roles, None);
     // The element stays in the XML the system gets, as <gz:system_priority> does.
     assert!(file.plugins[0].xml.contains("<troupe:roles>"));
@@ -155,7 +145,7 @@ fn world_file_plugins_carry_their_roles() {
     let w = &doc.worlds[0];
     assert_eq!(w.plugins[0].roles, Some(RoleSet::ALL));
     assert_eq!(w.plugins[1].roles, None);
-    assert_eq!(w.models[0].plugins[0].roles, Some(RoleSet::of(&[Primary])));
+    assert_eq!(w.models[0].plugins[0].roles, Some(RoleSet::PRIMARY));
     // Systems still read their XML (the prefix is declared for them).
     let xml = plugin_api::xml::PluginXml::parse(&w.models[0].plugins[0].xml).unwrap();
     assert_eq!(xml.attribute("name"), Some("my::Sys"));
