@@ -86,12 +86,28 @@ pub fn file(path: &Path, package: &str) -> bool {
     there
 }
 
+/// The variable pointing at the whole of gz-sim's `test/worlds`, with their models, meshes
+/// and a Fuel cache sample (`../shared/worlds/gz-sim-test` in this workplace; `./dev test`
+/// sets it when that folder exists).
+pub const GZ_TEST_WORLDS_VAR: &str = "TROUPE_GZ_TEST_WORLDS";
+
 /// The folder of gz-sim's reference worlds named by `$TROUPE_GZ_WORLDS` (absolute, or
 /// relative to the checkout, then to the current directory); `None` after [`lacks`] when the
 /// variable is unset or names no folder.
 pub fn gz_worlds() -> Option<PathBuf> {
-    let Some(value) = std::env::var_os(GZ_WORLDS_VAR).filter(|v| !v.is_empty()) else {
-        lacks(format_args!("{GZ_WORLDS_VAR} is not set (point it at gz-sim's reference worlds)"));
+    folder_of(GZ_WORLDS_VAR, "gz-sim's reference worlds")
+}
+
+/// The folder of gz-sim's whole `test/worlds` named by `$TROUPE_GZ_TEST_WORLDS`, as
+/// [`gz_worlds`] reads its variable.
+pub fn gz_test_worlds() -> Option<PathBuf> {
+    folder_of(GZ_TEST_WORLDS_VAR, "gz-sim's test/worlds")
+}
+
+/// The folder `var` names (`what` it should hold, for the message).
+fn folder_of(var: &str, what: &str) -> Option<PathBuf> {
+    let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) else {
+        lacks(format_args!("{var} is not set (point it at {what})"));
         return None;
     };
     let given = PathBuf::from(&value);
@@ -104,7 +120,7 @@ pub fn gz_worlds() -> Option<PathBuf> {
     };
     let found = candidates.into_iter().find(|p| p.is_dir());
     if found.is_none() {
-        lacks(format_args!("{GZ_WORLDS_VAR}={} is not a folder", given.display()));
+        lacks(format_args!("{var}={} is not a folder", given.display()));
     }
     found
 }
