@@ -21,7 +21,9 @@ pub struct SimArgs {
     /// Verbosity 0..4 (0 errors only... 4 debug); `-v` alone is 3. Default 2 (warnings).
     #[arg(short = 'v', num_args = 0..=1, default_missing_value = "3", value_name = "LEVEL")]
     verbose: Option<u8>,
-    /// Update rate in Hz, overriding the world's step size / real-time factor.
+    /// Update rate in Hz (steps per second of wall time), overriding the world's step size /
+    /// real-time factor. At least 1.16e-5 (one step a day); 0, negative or NaN is ignored, as
+    /// by gz-sim.
     #[arg(short = 'z', value_name = "HZ")]
     rate: Option<f64>,
     /// Stop after this many (unpaused) iterations; 0 runs until stopped.
