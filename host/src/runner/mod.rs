@@ -9,7 +9,7 @@ mod systems;
 pub use clock::Clock;
 pub use event_bus::{Event, EventBus, Ownership, OwnsAll};
 pub use host_services::{RayCasterSlot, SystemHost};
-pub use systems::{update_order, Phase, Source, SystemFailure, SystemSlot};
+pub use systems::{Phase, PhaseOrder, Source, SystemFailure, SystemSlot};
 
 use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
 use crate::factory::{AttachedPlugin, QueueingSpawner};
@@ -103,7 +103,7 @@ pub struct WorldRunner {
     /// The world's clock.
     pub clock: Clock,
     systems: Vec<SystemSlot>,
-    order: Vec<usize>,
+    order: PhaseOrder,
     queued: Vec<AttachedPlugin>,
     /// Primary: attached systems that run on secondaries, not here (see
     /// [`WorldRunner::take_withheld_systems`]).
@@ -138,7 +138,7 @@ impl WorldRunner {
             ecm,
             clock,
             systems: Vec::new(),
-            order: Vec::new(),
+            order: PhaseOrder::default(),
             queued: Vec::new(),
             withheld: Vec::new(),
             bus: Arc::new(EventBus::default()),
@@ -277,7 +277,7 @@ impl WorldRunner {
         slot.configure(&mut access, host)?;
         log::info!("world {:?}: loaded system {} (priority {})", self.name, slot.label, slot.priority);
         self.systems.push(slot);
-        self.order = update_order(&self.systems);
+        self.order = PhaseOrder::of(&self.systems);
         self.systems_version += 1;
         Ok(())
     }
@@ -441,14 +441,14 @@ impl WorldRunner {
         {
             let mut spawner = QueueingSpawner { queue: &mut self.queued, world: self.world_sdf.as_deref() };
             let mut access = EcmAccess::new(&mut self.ecm, Some(&mut spawner));
-            for &i in &self.order {
+            for &i in &self.order.pre_update {
                 self.systems[i].pre_update(&info, &mut access)?;
             }
-            for &i in &self.order {
+            for &i in &self.order.update {
                 self.systems[i].update(&info, &mut access)?;
             }
-            for system in &mut self.systems {
-                system.post_update(&info, &access)?;
+            for &i in &self.order.post_update {
+                self.systems[i].post_update(&info, &access)?;
             }
         }
         self.dispatch_events()?;
@@ -619,7 +619,7 @@ impl WorldRunner {
             keep
         });
         if self.systems.len() != before {
-            self.order = update_order(&self.systems);
+            self.order = PhaseOrder::of(&self.systems);
             self.systems_version += 1;
         }
     }
@@ -663,7 +663,7 @@ impl WorldRunner {
             }
         }
         self.systems = kept;
-        self.order = update_order(&self.systems);
+        self.order = PhaseOrder::of(&self.systems);
         self.systems_version += 1;
         log::info!("world {:?} reset", self.name);
         Ok(())

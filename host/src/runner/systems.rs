@@ -169,12 +169,35 @@ impl SystemSlot {
     }
 }
 
-/// Indices of `systems` in the order pre_update and update run: ascending priority, ties
-/// in load order.
-pub fn update_order(systems: &[SystemSlot]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..systems.len()).collect();
-    order.sort_by_key(|&i| (systems[i].priority, i));
-    order
+/// The systems each update phase calls, as indices of the runner's systems: pre_update and
+/// update in ascending priority (ties in load order), post_update in load order. A system is
+/// listed only in the phases it implements ([`SystemSlot::hooks`], asked at configure), so
+/// a step makes no call, and no test, for a hook nobody implements.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PhaseOrder {
+    /// Those that implement pre_update.
+    pub pre_update: Vec<usize>,
+    /// Those that implement update.
+    pub update: Vec<usize>,
+    /// Those that implement post_update.
+    pub post_update: Vec<usize>,
+}
+
+impl PhaseOrder {
+    /// The lists for `systems` (configured: their hooks are known).
+    pub fn of(systems: &[SystemSlot]) -> PhaseOrder {
+        let mut by_priority: Vec<usize> = (0..systems.len()).collect();
+        by_priority.sort_by_key(|&i| (systems[i].priority, i));
+        let having = |order: &[usize], hook: Hooks| -> Vec<usize> {
+            order.iter().copied().filter(|&i| systems[i].hooks.contains(hook)).collect()
+        };
+        let load_order: Vec<usize> = (0..systems.len()).collect();
+        PhaseOrder {
+            pre_update: having(&by_priority, Hooks::PRE_UPDATE),
+            update: having(&by_priority, Hooks::UPDATE),
+            post_update: having(&load_order, Hooks::POST_UPDATE),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -265,6 +288,28 @@ mod tests {
         let (mut slot, calls) = configured(Hooks::ALL, None, &mut ecm);
         one_step(&mut slot, &mut ecm).unwrap();
         assert_eq!(*calls.lock().unwrap(), ["pre_update", "update", "post_update"]);
+    }
+
+    #[test]
+    fn each_phase_lists_only_the_systems_implementing_it_in_its_order() {
+        let mut ecm = Ecm::new();
+        let mut with = |hooks, priority| {
+            let (mut slot, _) = configured(hooks, None, &mut ecm);
+            slot.priority = priority;
+            slot
+        };
+        let systems = [
+            with(Hooks::UPDATE, 5),
+            with(Hooks::ALL, 0),
+            with(Hooks::PRE_UPDATE | Hooks::POST_UPDATE, -1),
+            with(Hooks::POST_UPDATE, 0),
+        ];
+        let order = PhaseOrder::of(&systems);
+        // pre_update and update by priority (ties in load order), post_update in load order.
+        assert_eq!(order.pre_update, [2, 1]);
+        assert_eq!(order.update, [1, 0]);
+        assert_eq!(order.post_update, [1, 2, 3]);
+        assert_eq!(PhaseOrder::of(&[]), PhaseOrder::default());
     }
 
     #[test]
