@@ -91,13 +91,16 @@ fn one_primary_and_two_secondaries_in_namespaces_end_by_heartbeat_timeout_when_a
     if !troupe_test_machine::program("ip", "iproute2") {
         return;
     }
-    if let Err(e) = ip(&["netns", "add", &probe]) {
+    // Making a namespace and working inside one are both probed: in a chroot whose root is
+    // not a mount point, `ip netns add` works but `ip -n NS ...` cannot remount `/`.
+    let usable = ip(&["netns", "add", &probe]).and_then(|()| ip(&["-n", &probe, "link", "set", "lo", "up"]));
+    let _ = ip(&["netns", "del", &probe]);
+    if let Err(e) = usable {
         troupe_test_machine::lacks(format_args!(
-            "cannot create network namespaces here (needs root or CAP_SYS_ADMIN): {e}"
+            "cannot create and use network namespaces here (needs root or CAP_SYS_ADMIN, and / a mount point): {e}"
         ));
         return;
     }
-    let _ = ip(&["netns", "del", &probe]);
     let nets = build().unwrap_or_else(|e| panic!("setting up the namespaces: {e}"));
     let (ns_p, ns_s1, ns_s2) = (&nets.names[0], &nets.names[1], &nets.names[2]);
 
