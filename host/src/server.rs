@@ -1,9 +1,7 @@
 //! The server: loads a world file into one runner per world, chooses and loads their
 //! systems, and steps every runner in lockstep with real-time pacing until told to stop.
 
-use crate::config::{
-    self, ConfigError, DefaultRoles, Placement, RequestedPlugin, RunRole, Selected, SystemName, Target,
-};
+use crate::config::{self, ConfigError, DefaultRoles, Placement, RequestedPlugin, Selected, SystemName, Target};
 use crate::ecm::Ecm;
 use crate::factory::{self, AttachedPlugin};
 use crate::plugin::{PluginLoader, SearchPath};
@@ -14,7 +12,7 @@ use crate::state::playback::{self, Player};
 use crate::transport::world::{self, WorldTransport};
 use crate::transport::{registry, Bind, Node, TransportError};
 use plugin_api::components::{Physics, Sensor, World};
-use plugin_api::{Component, EntityId, SystemInfo, SystemKind, Which};
+use plugin_api::{Component, EntityId, NetworkRole, SystemInfo, SystemKind, Which};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -521,7 +519,7 @@ fn load_world(
     add_sensors_if_needed(&runner, &mut chosen, loader);
     one_sensors(&mut chosen);
     add_level_manager_if_needed(world, levels_on, &mut chosen, loader);
-    let role = RunRole::of_network(network.map(|n| n.role));
+    let role = crate::distributed::settings::Role::network_role(network.map(|n| n.role));
     let (chosen, attached, skipped) = keep_for_role(role, chosen, attached);
     if !skipped.is_empty() {
         log::info!(

@@ -272,6 +272,12 @@ impl NetworkRole {
     }
 }
 
+impl std::fmt::Display for NetworkRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A callback for events (see [`crate::events`]).
 #[sabi_trait]
 pub trait EventHandler: Send {

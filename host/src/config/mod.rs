@@ -42,7 +42,7 @@ pub use parse::{
     parse_server_config_file, parse_server_config_str, EntityType, NetworkSpec, PluginSpec, RecordSpec,
     ServerConfigFile, TransportSpec,
 };
-pub use roles::{parse_roles, place, DefaultRoles, Placement, RoleSet, RunRole};
+pub use roles::{parse_roles, place, DefaultRoles, Placement, RoleSet};
 pub use select::{priority_from_xml, select_systems, RequestedPlugin, Selected, Selection, Target};
 
 use std::fmt;

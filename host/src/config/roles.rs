@@ -18,66 +18,7 @@
 
 pub use plugin_api::RoleSet;
 use plugin_api::{NetworkRole, SystemInfo, SystemKind};
-use std::fmt;
 use xmltree::Element;
-
-/// The part a process plays: a process outside a distributed run is standalone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RunRole {
-    /// A run of its own (no `--network-role`).
-    Standalone,
-    /// The distributed run's primary: orders the steps, keeps every performer, no physics.
-    Primary,
-    /// A distributed run's secondary: simulates the performers it is given.
-    Secondary,
-}
-
-impl RunRole {
-    /// Every role, in the order they are listed in messages.
-    pub const ALL: [RunRole; 3] = [RunRole::Primary, RunRole::Secondary, RunRole::Standalone];
-
-    /// The lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunRole::Standalone => "standalone",
-            RunRole::Primary => "primary",
-            RunRole::Secondary => "secondary",
-        }
-    }
-
-    /// The role of a process with these distributed settings (`None`: standalone).
-    pub fn of_network(role: Option<crate::distributed::settings::Role>) -> RunRole {
-        match role {
-            None => RunRole::Standalone,
-            Some(crate::distributed::settings::Role::Primary) => RunRole::Primary,
-            Some(crate::distributed::settings::Role::Secondary) => RunRole::Secondary,
-        }
-    }
-
-    /// The role a runner tells its systems (an unknown value counts as standalone).
-    pub fn of_network_role(role: NetworkRole) -> RunRole {
-        match role {
-            NetworkRole::PRIMARY => RunRole::Primary,
-            NetworkRole::SECONDARY => RunRole::Secondary,
-            _ => RunRole::Standalone,
-        }
-    }
-
-    /// The role as systems are told it.
-    pub fn network_role(self) -> NetworkRole {
-        match self {
-            RunRole::Primary => NetworkRole::PRIMARY,
-            RunRole::Secondary => NetworkRole::SECONDARY,
-            RunRole::Standalone => NetworkRole::STANDALONE,
-        }
-    }
-}
-
-impl fmt::Display for RunRole {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Parses the text of a `<troupe:roles>` element: role names separated by spaces or commas,
 /// in any case; `all` is every role. An unknown name, a repeated one or an empty list is an
@@ -179,11 +120,11 @@ pub enum Placement {
 
 /// Decides whether a system whose `<plugin>` says `explicit` (from `<troupe:roles>`) runs in
 /// `role`; without `explicit`, its `default` decides.
-pub fn place(default: DefaultRoles, explicit: Option<RoleSet>, role: RunRole) -> Placement {
+pub fn place(default: DefaultRoles, explicit: Option<RoleSet>, role: NetworkRole) -> Placement {
     match explicit {
-        Some(set) if set.contains(role.network_role()) => Placement::Runs,
+        Some(set) if set.contains(role) => Placement::Runs,
         Some(set) => Placement::Skipped(format!("its <troupe:roles> says {set}")),
-        None if default.roles().contains(role.network_role()) => Placement::Runs,
+        None if default.roles().contains(role) => Placement::Runs,
         None => Placement::Skipped(format!("by default: {}", default.reason())),
     }
 }

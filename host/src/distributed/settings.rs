@@ -46,6 +46,16 @@ impl Role {
             Role::Secondary => "secondary",
         }
     }
+
+    /// The role of a process with these settings (`None`: not distributed, standalone), as
+    /// systems are told it.
+    pub fn network_role(role: Option<Role>) -> plugin_api::NetworkRole {
+        match role {
+            None => plugin_api::NetworkRole::STANDALONE,
+            Some(Role::Primary) => plugin_api::NetworkRole::PRIMARY,
+            Some(Role::Secondary) => plugin_api::NetworkRole::SECONDARY,
+        }
+    }
 }
 
 /// A listen address as a user writes it: `host:port` or `tcp://host:port` (port 0: the

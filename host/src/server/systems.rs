@@ -37,7 +37,7 @@ pub(super) fn describe(loader: &mut PluginLoader, selected: Selected) -> Chosen 
 /// Keeps the systems that run in `role` (`<troupe:roles>`, else what the library declares;
 /// see [`config::roles`]); the third list says, for the log, each one skipped and why.
 pub(super) fn keep_for_role(
-    role: RunRole,
+    role: NetworkRole,
     chosen: Vec<Chosen>,
     attached: Vec<AttachedPlugin>,
 ) -> (Vec<Selected>, Vec<AttachedPlugin>, Vec<String>) {
@@ -81,7 +81,6 @@ pub(crate) fn attached_runs_here(
     entity: EntityId,
     role: plugin_api::NetworkRole,
 ) -> bool {
-    let role = RunRole::of_network_role(role);
     match config::place(DefaultRoles::Attached, plugin.roles, role) {
         Placement::Runs => true,
         Placement::Skipped(why) => {
@@ -100,7 +99,7 @@ pub(crate) fn attached_runs_here(
 /// Whether an attached system that does not run on the primary runs on secondaries: the
 /// primary then hands it to them (a model spawned through it: only the primary read its SDF).
 pub(crate) fn attached_runs_on_secondaries(plugin: &crate::sdf::PluginSdf) -> bool {
-    matches!(config::place(DefaultRoles::Attached, plugin.roles, RunRole::Secondary), Placement::Runs)
+    matches!(config::place(DefaultRoles::Attached, plugin.roles, NetworkRole::SECONDARY), Placement::Runs)
 }
 
 /// Adds the systems in order, reporting every library that cannot be found or loaded, not
@@ -383,7 +382,7 @@ mod role_tests {
 
     #[test]
     fn the_default_set_splits_between_primary_and_secondaries() {
-        let (primary, _, skipped) = keep_for_role(RunRole::Primary, default_set(), Vec::new());
+        let (primary, _, skipped) = keep_for_role(NetworkRole::PRIMARY, default_set(), Vec::new());
         assert_eq!(libraries(&primary), ["troupe_user_commands", "troupe_scene_broadcaster"]);
         assert_eq!(skipped.len(), 1, "{skipped:?}");
         // The log line names the system, its library, where it was written, and why.
@@ -393,11 +392,11 @@ mod role_tests {
         );
         assert!(skipped[0].contains("by default: physics runs where performers are simulated"), "{skipped:?}");
 
-        let (secondary, _, skipped) = keep_for_role(RunRole::Secondary, default_set(), Vec::new());
+        let (secondary, _, skipped) = keep_for_role(NetworkRole::SECONDARY, default_set(), Vec::new());
         assert_eq!(libraries(&secondary), ["troupe_physics_rapier"]);
         assert_eq!(skipped.len(), 2, "{skipped:?}");
 
-        let (standalone, _, skipped) = keep_for_role(RunRole::Standalone, default_set(), Vec::new());
+        let (standalone, _, skipped) = keep_for_role(NetworkRole::STANDALONE, default_set(), Vec::new());
         assert_eq!(libraries(&standalone), libraries(&selected(&default_set())));
         assert!(skipped.is_empty(), "{skipped:?}");
     }
@@ -407,7 +406,7 @@ mod role_tests {
         let mut chosen = default_set();
         // A scene broadcaster of someone's that runs everywhere but standalone.
         chosen[2].info.default_roles = RoleSet::PRIMARY.union(RoleSet::SECONDARY);
-        let (standalone, _, skipped) = keep_for_role(RunRole::Standalone, chosen, Vec::new());
+        let (standalone, _, skipped) = keep_for_role(NetworkRole::STANDALONE, chosen, Vec::new());
         assert_eq!(libraries(&standalone), ["troupe_physics_rapier", "troupe_user_commands"]);
         assert!(
             skipped[0].ends_with(
@@ -430,14 +429,14 @@ mod role_tests {
             },
         };
         let attached = vec![plugin(None), plugin(Some(RoleSet::ALL))];
-        let (_, kept, skipped) = keep_for_role(RunRole::Primary, Vec::new(), attached.clone());
+        let (_, kept, skipped) = keep_for_role(NetworkRole::PRIMARY, Vec::new(), attached.clone());
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].plugin.roles, Some(RoleSet::ALL));
         assert!(
             skipped[0].starts_with("gz::sim::systems::DiffDrive (gz-sim-diff-drive-system, w.sdf:12): by default"),
             "{skipped:?}"
         );
-        let (_, kept, _) = keep_for_role(RunRole::Secondary, Vec::new(), attached);
+        let (_, kept, _) = keep_for_role(NetworkRole::SECONDARY, Vec::new(), attached);
         assert_eq!(kept.len(), 2);
 
         // A server-config plugin for a model (entity_type="model") is attached too.
@@ -453,9 +452,9 @@ mod role_tests {
             .map(|selected| Chosen { selected, info: SystemInfo::OTHER })
             .collect();
         assert_eq!(chosen[0].selected.target, Target::Model("robot".into()));
-        let (primary, _, skipped) = keep_for_role(RunRole::Primary, chosen.clone(), Vec::new());
+        let (primary, _, skipped) = keep_for_role(NetworkRole::PRIMARY, chosen.clone(), Vec::new());
         assert!(primary.is_empty() && skipped[0].contains("attached to a model"), "{skipped:?}");
-        let (secondary, _, _) = keep_for_role(RunRole::Secondary, chosen, Vec::new());
+        let (secondary, _, _) = keep_for_role(NetworkRole::SECONDARY, chosen, Vec::new());
         assert_eq!(secondary.len(), 1);
     }
 }

@@ -1,11 +1,11 @@
 //! `<troupe:roles>` and the default roles of each kind of system.
 
-use crate::config::{
-    parse_roles, parse_server_config_str, place, ConfigError, DefaultRoles, Placement, RoleSet, RunRole,
-};
+use crate::config::{parse_roles, parse_server_config_str, place, ConfigError, DefaultRoles, Placement, RoleSet};
 use plugin_api::{NetworkRole, SystemInfo};
 
-use RunRole::{Primary, Secondary, Standalone};
+const PRIMARY: NetworkRole = NetworkRole::PRIMARY;
+const SECONDARY: NetworkRole = NetworkRole::SECONDARY;
+const STANDALONE: NetworkRole = NetworkRole::STANDALONE;
 
 #[test]
 fn role_lists_parse_in_any_case_with_spaces_or_commas() {
@@ -43,7 +43,7 @@ const DEFAULTS: [(DefaultRoles, bool, bool, bool); 7] = [
 #[test]
 fn each_kind_has_its_default_roles() {
     for (default, primary, secondary, standalone) in DEFAULTS {
-        for (role, expected) in [(Primary, primary), (Secondary, secondary), (Standalone, standalone)] {
+        for (role, expected) in [(PRIMARY, primary), (SECONDARY, secondary), (STANDALONE, standalone)] {
             let placed = place(default, None, role);
             assert_eq!(placed == Placement::Runs, expected, "{default:?} on {role}: {placed:?}");
             if let Placement::Skipped(why) = placed {
@@ -57,16 +57,16 @@ fn each_kind_has_its_default_roles() {
 fn explicit_roles_replace_the_default_in_both_directions() {
     // Physics asked for on the primary runs there; a user system limited to the primary
     // does not run standalone.
-    assert_eq!(place(DefaultRoles::Declared(SystemInfo::PHYSICS), Some(RoleSet::ALL), Primary), Placement::Runs);
+    assert_eq!(place(DefaultRoles::Declared(SystemInfo::PHYSICS), Some(RoleSet::ALL), PRIMARY), Placement::Runs);
     let only_primary = Some(RoleSet::PRIMARY);
     let other = DefaultRoles::Declared(SystemInfo::OTHER);
-    assert_eq!(place(other, only_primary, Primary), Placement::Runs);
-    match place(other, only_primary, Standalone) {
+    assert_eq!(place(other, only_primary, PRIMARY), Placement::Runs);
+    match place(other, only_primary, STANDALONE) {
         Placement::Skipped(why) => assert_eq!(why, "its <troupe:roles> says primary"),
         Placement::Runs => panic!("a primary-only system ran standalone"),
     }
     assert!(matches!(
-        place(DefaultRoles::Declared(SystemInfo::SCENE_BROADCASTER), Some(RoleSet::SECONDARY), Primary),
+        place(DefaultRoles::Declared(SystemInfo::SCENE_BROADCASTER), Some(RoleSet::SECONDARY), PRIMARY),
         Placement::Skipped(_)
     ));
 }
