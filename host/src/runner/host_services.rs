@@ -1,7 +1,7 @@
 //! The host services object each system holds: world facts, events, and the transport.
 
 use super::event_bus::{EventBus, Ownership};
-use crate::transport::{Answer, Node, RequestQueue, Subscription, TopicOptions as NodeTopicOptions, TransportError};
+use crate::transport::{Answer, Node, RequestQueue, Subscription, TransportError};
 use abi_stable::std_types::{RBox, RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString, RVec};
 use plugin_api::ffi::{
     ErrorKind, EventHandler_TO, HostServices, NetworkRole, Ray, RayCaster_TO, ServiceReply, ServiceRequest,
@@ -188,7 +188,6 @@ impl HostServices for SystemHost {
     }
 
     fn advertise(&self, topic: RStr<'_>, msg_type: RStr<'_>, options: TopicOptions) -> RResult<u64, SystemError> {
-        let options = NodeTopicOptions { reliable: options.reliable, max_rate_hz: options.max_rate_hz };
         match self.node.advertise(topic.as_str(), msg_type.as_str(), options) {
             Ok(id) => {
                 self.publishers.lock().unwrap().push(id);

@@ -123,16 +123,8 @@ pub fn check_name(kind: &'static str, name: &str) -> Result<(), TransportError> 
     }
 }
 
-/// How a topic is published.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct TopicOptions {
-    /// One-time messages (scene changes, deletions, one-time state): subscribers are told
-    /// of every gap so they re-sync through a service. Periodic topics may drop silently.
-    pub reliable: bool,
-    /// Publish at most this many messages a second (0: every message); the rest are
-    /// skipped, as gz-transport's throttled publishers do.
-    pub max_rate_hz: f64,
-}
+/// How a topic is published: the type systems give across the ABI, used as it is.
+pub use plugin_api::TopicOptions;
 
 /// A message as a subscriber receives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
