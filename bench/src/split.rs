@@ -1,4 +1,4 @@
-//! Part 10, one world split across processes (issue 9): `worlds/distributed_demo.sdf` (three
+//! Part 10, one world split across processes: `worlds/distributed_demo.sdf` (three
 //! performers on a slope, the default server config) run as 1 + 3 processes, next to the same
 //! file run standalone and the bare-nng floor for 3 processes (`distributed::bare`).
 //!
@@ -351,7 +351,7 @@ pub fn bench(quick: bool) -> Result<(), String> {
         apart.us_per_step / floor
     );
     println!(
-        "   gz-sim's lockstep reaches roughly 300-400 steps/s on its demo (quoted from issue 9, not measured here)"
+        "   gz-sim's lockstep reaches roughly 300-400 steps/s on its demo (a figure quoted to us, not measured here)"
     );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(

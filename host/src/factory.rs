@@ -205,7 +205,7 @@ pub fn create_world(
 }
 
 impl Factory<'_> {
-    /// Level, performer and default-level entities (seed 000; gz-sim's components).
+    /// Level, performer and default-level entities (docs/levels.md; gz-sim's components).
     fn levels(&mut self, world: &WorldSdf, world_id: EntityId, levels: Levels) -> Result<(), EcmError> {
         for l in &world.levels {
             let id = self.entity(l.ordinal, world_id, &l.name)?;

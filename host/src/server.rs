@@ -158,7 +158,7 @@ impl Server {
         // A secondary's systems publish their topics (sensors, model systems: the secondary
         // that simulates a model publishes them under their standalone names), but it serves
         // no world services or topics of its own: world control, stats and clock go through
-        // the primary (seed 001), and its world would clash with the primary's there.
+        // the primary (docs/distributed.md), and its world would clash with the primary's there.
         let transport_settings = network_settings(opts, &config_set)?;
         let node = match transport_settings {
             Some((bind, peers)) => {

@@ -10,7 +10,7 @@ use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RErr, ROk, RResult, RSlice, RSliceMut, RStr, RString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Names of the events the host itself emits and acts on (seed 000's event manager).
+/// Names of the events the host itself emits and acts on (gz-sim's event manager).
 pub mod events {
     /// Stop the run at the end of the current step. Emitted by the host on Ctrl-C, SIGTERM
     /// or when the iteration count is reached; a system may emit it to end the run.

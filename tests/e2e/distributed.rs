@@ -1,4 +1,4 @@
-//! Distributed runs between real `troupe` processes (issue 8): a primary and secondaries in
+//! Distributed runs between real `troupe` processes: a primary and secondaries in
 //! the test's own partition, found through the rendezvous directory; normal ends, kill -9
 //! of either side, a late secondary, refused peers, a discovery timeout, and the one-command
 //! local run. Process ends are awaited with generous bounds (a lost peer must be noticed

@@ -1,4 +1,4 @@
-//! `troupe sim --levels` on seed 000's example world (`worlds/levels_seed000.sdf`), driven
+//! `troupe sim --levels` on the levels design's example world (`worlds/levels_seed000.sdf`), driven
 //! from outside: `troupe service` moves a model, makes it a performer through
 //! `/world/default/level/set_performer`, and steps; the level manager's log lines say what
 //! it loads. Bad levels input stops the start with the file and line.

@@ -1,4 +1,4 @@
-//! One world split across processes (issue 9): the primary mirrors what the secondaries
+//! One world split across processes (docs/distributed.md): the primary mirrors what the secondaries
 //! simulate, so its state log compares with a standalone run's (`troupe log diff
 //! --performers`), and what a user asks of the primary (pause, step, set a pose, spawn,
 //! remove, reset) reaches the secondaries as it would a standalone server.

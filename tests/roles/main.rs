@@ -1,4 +1,4 @@
-//! Which systems run where (issue 9, item 1): one world loaded by the real host as a
+//! Which systems run where (docs/distributed.md): one world loaded by the real host as a
 //! distributed primary, as a secondary and standalone, with the project's
 //! `config/server.config` and real plugin libraries. Loading does not connect to any peer
 //! (the distributed driver does that later), so each role is loaded in-process and the

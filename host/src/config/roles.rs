@@ -1,4 +1,4 @@
-//! In which roles of a distributed run a system runs (DESIGN.md point 3).
+//! In which roles of a distributed run a system runs (docs/distributed.md, "Which systems run where").
 //!
 //! A `<plugin>`, in the server config or in a world file, may hold a
 //! `<troupe:roles>` child listing the roles it runs in, separated by spaces or commas:

@@ -1,4 +1,4 @@
-//! Which secondary simulates which performer: seed 001's grouping and assignment rule, as
+//! Which secondary simulates which performer: the design's grouping and assignment rule (docs/distributed.md), as
 //! pure functions of the levels each performer is in and of the previous assignment.
 //!
 //! * **Groups.** A performer with the levels it is in (buffers included) is a group; two
@@ -15,7 +15,7 @@
 //! A group's *current secondary* is the secondary that simulated its levels at the previous
 //! step (the one holding most of them, lowest index on a tie). A group whose levels were all
 //! empty has none: it goes where criteria (1) and (2) send it, else to the lowest index. A
-//! group with no level follows its performer. This is what makes seed 001's example "P3
+//! group with no level follows its performer. This is what makes the design's example "P3
 //! enters L3: P3 is moved to S3" come out of the rule: moving P3 (with the empty level L3)
 //! or P2 (with L2) to the idle S3 each move one performer; only P2's group has a current
 //! secondary (L2 was on S2), so it stays and P3 moves. Had the current secondary been taken
@@ -47,7 +47,7 @@ pub struct Group {
     pub levels: BTreeSet<LevelId>,
 }
 
-/// Splits the performers into groups, in seed 001's round-robin order: groups with levels
+/// Splits the performers into groups, in the design's round-robin order: groups with levels
 /// by ascending lowest level id, then groups with no level by performer id.
 pub fn groups(membership: &Membership) -> Vec<Group> {
     // Union-find over levels: every level a performer is in joins the performer's first.

@@ -1,4 +1,4 @@
-//! The rule's unit tests: seed 001's worked examples (S1-S3, L1-L3, P1-P3), grouping, and
+//! The rule's unit tests: the design's worked examples (docs/distributed.md) (S1-S3, L1-L3, P1-P3), grouping, and
 //! an exhaustive check that the minimisation is exact on many small random cases.
 
 use super::*;

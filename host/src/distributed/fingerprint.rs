@@ -1,4 +1,4 @@
-//! The world fingerprint every process of a distributed run must share (issue 8, point 5).
+//! The world fingerprint every process of a distributed run must share (docs/distributed.md).
 //!
 //! A world's **listing** is one line per entity, in ascending id order:
 //! `<id> <kind> <scoped name>` (kind `world`, `model`, `link`, `collision`, `joint`,

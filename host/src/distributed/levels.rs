@@ -1,4 +1,4 @@
-//! Levels in a distributed run, on the ECM side (seed 001: "each level can only be simulated
+//! Levels in a distributed run, on the ECM side (docs/distributed.md: "each level can only be simulated
 //! by one secondary at a time").
 //!
 //! * The primary's level manager writes each performer's `PerformerLevels` from the poses

@@ -1,9 +1,9 @@
-//! The distributed step protocol (seed 001) as two state machines with no I/O.
+//! The distributed step protocol (docs/distributed.md) as two state machines with no I/O.
 //!
 //! A [`Primary`] and N [`Secondary`]s take decoded [`messages::Envelope`]s and clock ticks
 //! (`now` is a [`Duration`](std::time::Duration) from an injected clock, never the wall clock)
 //! and produce [`Transmit`]s to send and events for their driver: the driver moves bytes
-//! (issue 8: over nng), runs the simulation steps the machines order and turns their
+//! (over nng), runs the simulation steps the machines order and turns their
 //! [`Outcome`] into an exit code. Read `docs/distributed.md` for the protocol itself.
 //!
 //! * [`messages`]: the prost messages (`host/proto/troupe/distributed.proto`).

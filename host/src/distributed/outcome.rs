@@ -12,7 +12,7 @@ pub enum Cause {
     VersionMismatch,
     /// The peer loaded another world (its fingerprint differs).
     FingerprintMismatch,
-    /// A secondary joined after the run started (seed 001: the simulation terminates).
+    /// A secondary joined after the run started (the simulation terminates, as the design says).
     LateJoin,
     /// The peer announced it is leaving.
     PeerLeft,

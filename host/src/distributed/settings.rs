@@ -16,7 +16,7 @@ pub const TOKEN_ENV: &str = "TROUPE_CLUSTER_TOKEN";
 /// for its primary before giving up, naming who is missing.
 pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Default heartbeat timeout of a driver run (issue 8: 3 s; the machines' own default is
+/// Default heartbeat timeout of a driver run (3 s; the machines' own default is
 /// gz-sim's 10 s).
 pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(3);
 

@@ -1,4 +1,4 @@
-//! How one world is split between the processes of a distributed run (issue 9), as
+//! How one world is split between the processes of a distributed run (docs/distributed.md), as
 //! functions of the ECM and of state maps; the driver's [`server_sim`](super::driver::server_sim)
 //! calls them around each step.
 //!

@@ -1,4 +1,4 @@
-//! The event manager of a world (seed 000): built-in stop, pause and reset events and named
+//! The event manager of a world (gz-sim's EventManager): built-in stop, pause and reset events and named
 //! custom events. Emitting queues an event; the runner delivers the queue on the simulation
 //! thread at the end of the step, so handlers never run inside another system's call.
 

@@ -304,7 +304,7 @@ pub struct SensorSdf {
     pub origin: Origin,
 }
 
-/// A `<level>` (seed 000): an axis-aligned box in the world frame, inflated by a buffer,
+/// A `<level>` (docs/levels.md): an axis-aligned box in the world frame, inflated by a buffer,
 /// and the names of the top-level entities it holds.
 #[derive(Clone, Debug)]
 pub struct LevelSdf {

@@ -1,4 +1,4 @@
-//! Levels and performers (seed 000), as the level manager stores them.
+//! Levels and performers (gz-sim's), as the level manager stores them.
 //!
 //! A level is an entity with [`Level`], a [`Name`](super::Name), a box
 //! [`Geometry`](super::Geometry), a [`Pose`](crate::math::Pose) and a [`LevelBuffer`]; the

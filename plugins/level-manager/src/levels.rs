@@ -1,4 +1,4 @@
-//! The level rule of seed 000, without the ECM: which buffered level boxes each performer
+//! The level rule (docs/levels.md), without the ECM: which buffered level boxes each performer
 //! volume touches, and so which levels are wanted loaded.
 
 use crate::volume::Aabb;

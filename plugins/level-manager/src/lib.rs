@@ -1,4 +1,4 @@
-//! # troupe_level_manager — levels and performers (seed 000)
+//! # troupe_level_manager — levels and performers
 //!
 //! A level is an axis-aligned box of the world with a buffer zone around it and the
 //! top-level entities it holds; a performer is a model whose volume decides which levels

@@ -122,7 +122,7 @@ impl<'a> ServerSim<'a> {
         Stamp { sim_time_ns: info.sim_time_ns, iteration: info.iterations }
     }
 
-    /// Secondary: drops every performer not owned here, as seed 001's secondaries do: each
+    /// Secondary: drops every performer not owned here, as the protocol's secondaries do (docs/distributed.md): each
     /// performer exists on exactly one secondary.
     fn drop_unowned(&mut self) {
         let runner = &mut self.server.runners[0];
@@ -335,7 +335,7 @@ impl Simulation for ServerSim<'_> {
         let s = &mut *self.server;
         let (runner, transport) = (&mut s.runners[0], &mut s.transports[0]);
         // The secondaries' results first, so the primary's systems, topics and log see the
-        // whole world at this step (seed 001).
+        // whole world at this step (docs/distributed.md).
         let mut taken = Vec::with_capacity(answers.len());
         let mut answered_by: std::collections::HashMap<u64, &PeerRef> = std::collections::HashMap::new();
         for (peer, answer) in answers {

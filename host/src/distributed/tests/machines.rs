@@ -365,7 +365,7 @@ fn a_stop_during_the_handshake_ends_joined_and_joining_secondaries_cleanly() {
     }
 }
 
-// ---- Levels: which secondary holds which level (seed 001's worked examples).
+// ---- Levels: which secondary holds which level (the design's worked examples, docs/distributed.md).
 
 /// Begins a step with `m`, delivers it, and answers it on every secondary; returns each
 /// secondary's order and the step message the primary sent.

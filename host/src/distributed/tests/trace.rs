@@ -85,7 +85,7 @@ impl Net for Replay {
     }
 }
 
-/// P1 in L1, P2 and P3 in L2 (seed 001's start); P3 enters L3 before step 3 (hand-over to
+/// P1 in L1, P2 and P3 in L2 (the design's worked example); P3 enters L3 before step 3 (hand-over to
 /// S3), P2 enters L1 before step 5 (hand-over to S1); stop after step 6.
 fn script() -> Vec<Membership> {
     let start = membership(&[(1, &[10]), (2, &[20]), (3, &[20])]);
