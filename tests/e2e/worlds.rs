@@ -1,6 +1,8 @@
-//! Real worlds run: every gz-sim reference world, and the project's demo world.
+//! Real worlds run: every gz-sim reference world, and the project's demo world; every world
+//! file of gz-sim's `test/worlds` reads as XML.
 
 use crate::harness::{default_config, repo_file, TestDir, Troupe};
+use std::path::{Path, PathBuf};
 
 /// Every `.sdf` of `$TROUPE_GZ_WORLDS` (3k_shapes included) runs 50 iterations with the
 /// default server config and exits 0. All worlds are tried before failing, so one report
@@ -63,4 +65,45 @@ fn demo_world_runs_with_the_template() {
     let loaded = out.stderr_lines_with("loaded system troupe::Template");
     assert_eq!(loaded.len(), 1, "the template is loaded once\n{out}");
     assert!(loaded[0].contains("libtroupe_template.so"), "{out}");
+}
+
+/// Every `.sdf` and `.world` file under `$TROUPE_GZ_TEST_WORLDS` (gz-sim's `test/worlds`,
+/// sub-folders included) is well-formed XML to Troupe's reader, as it is to libsdformat's
+/// tinyxml2. Only the XML level: whether each file loads as a world (resources, plugins) is
+/// not asked here. Every file is tried before failing, so one report lists every failure.
+#[test]
+fn every_gz_test_world_file_reads_as_xml() {
+    let Some(dir) = troupe_test_machine::gz_test_worlds() else { return };
+    let mut files = Vec::new();
+    world_files(&dir, &mut files);
+    files.sort();
+    assert!(!files.is_empty(), "no .sdf or .world files under {}", dir.display());
+    let mut failures = Vec::new();
+    for file in &files {
+        let read = std::fs::read_to_string(file).map_err(|e| e.to_string());
+        match read.and_then(|text| troupe::config::parse_element_lenient(&text).map_err(|e| e.to_string())) {
+            Ok(_) => {}
+            Err(e) => failures.push(format!("{}:{e}", file.display())),
+        }
+    }
+    eprintln!("{} of {} files read as XML", files.len() - failures.len(), files.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} files do not read as XML:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+}
+
+/// The `.sdf` and `.world` files under `dir`, recursively.
+fn world_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            world_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "sdf" || x == "world") {
+            out.push(path);
+        }
+    }
 }

@@ -3,6 +3,11 @@
 //! of every element, tolerance for undeclared namespace prefixes (`<gz:policies>`), and
 //! deterministic serialisation ([`to_string`]).
 //!
+//! What libsdformat's reader (tinyxml2) accepts and xml-rs refuses is rewritten first, keeping
+//! every character's line and column ([`repair`]): `--` inside comments, whitespace or several
+//! declarations before the root, a declaration missing its `<`, names with one `::`. The
+//! source text of an element is that of the repaired document, so it is well-formed XML.
+//!
 //! The tree is built in a single pass over `xml` (xml-rs) reader events. The n-th
 //! `StartElement` event gets the position (and byte range) of the n-th element found by
 //! [`scan`], and the n-th element of a depth-first, document-order walk of the tree is the
@@ -15,6 +20,7 @@
 //!
 //! A document has exactly one root element: a second one is an error (xml-rs would accept it).
 
+mod repair;
 mod scan;
 mod write;
 
@@ -25,6 +31,7 @@ pub(crate) use write::to_string;
 
 use ::xml::common::{Position, TextPosition};
 use ::xml::reader::{ErrorKind, EventReader, ParserConfig, XmlEvent};
+use repair::repair;
 use scan::{positions, scan, tag_name};
 use std::collections::HashMap;
 use std::fmt;
@@ -92,7 +99,7 @@ pub(crate) struct XmlDoc {
     /// Boxed so that its address, a key of `located`, survives moves of `XmlDoc`.
     pub root: Box<Element>,
     located: HashMap<usize, Located>,
-    /// The text read (without byte-order mark), which the spans point into.
+    /// The text read (without byte-order mark, repaired), which the spans point into.
     text: String,
     /// Whether the positions come from the exact source scan (always, in practice).
     pub exact: bool,
@@ -105,7 +112,8 @@ impl XmlDoc {
     }
 
     /// The exact source text of `el` (an element of this tree), from the `<` of its start
-    /// tag to the `>` of its end tag (of the start tag for `<x/>`). `None` if `el` is not of
+    /// tag to the `>` of its end tag (of the start tag for `<x/>`), as [`repair`]ed (a `--`
+    /// in a comment or a `::` in a name rewritten). `None` if `el` is not of
     /// this tree or the positions are not [`exact`](Self::exact).
     pub fn source(&self, el: &Element) -> Option<&str> {
         let (start, end) = self.located.get(&key(el))?.span?;
@@ -139,9 +147,12 @@ pub(crate) fn walk<'a>(el: &'a Element, out: &mut Vec<&'a Element>) {
 }
 
 /// Parses `text` (a leading byte-order mark is dropped) into a tree with the position and
-/// source text of every element.
+/// source text of every element, accepting what libsdformat's tinyxml2 accepts
+/// ([`repair`]).
 pub(crate) fn read(text: &str) -> Result<XmlDoc, XmlFailure> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let repaired = repair(text);
+    let text: &str = &repaired;
     let scan = scan(text);
     // Declare prefixes the document uses undeclared, on the root start tag (same line).
     let decl: String = scan.undeclared.iter().map(|p| format!(" xmlns:{p}=\"{UNDECLARED_NS}{p}\"")).collect();

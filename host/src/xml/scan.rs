@@ -107,7 +107,7 @@ fn close(spans: &mut [Option<(usize, usize)>], starts: &[usize], k: usize, end: 
 }
 
 /// `<!DOCTYPE ...>` possibly with an internal subset `[...]`; returns the length.
-fn skip_doctype(rest: &str) -> Option<usize> {
+pub(crate) fn skip_doctype(rest: &str) -> Option<usize> {
     let gt = rest.find('>')?;
     match rest.find('[') {
         Some(open) if open < gt => {

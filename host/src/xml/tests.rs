@@ -151,3 +151,144 @@ fn every_element_source_of_the_gz_worlds_rereads_the_same() {
     }
     eprintln!("{checked} elements checked");
 }
+
+// What libsdformat's reader (tinyxml2) accepts and xml-rs alone refuses. Each form was
+// checked against tinyxml2 9 with the settings libsdformat uses.
+
+/// The error `read` gives for `text`, as (line, column, message).
+fn error(text: &str) -> (u32, u32, String) {
+    match read(text) {
+        Ok(_) => panic!("{text:?} was accepted"),
+        Err(e) => (e.pos.line, e.pos.column, e.message),
+    }
+}
+
+#[test]
+fn comments_may_hold_double_dashes() {
+    let text = "<?xml version=\"1.0\"?>\n<!-- run with --levels -->\n<a><!-- x ---><!-- a -- b -->\n<b/></a>";
+    let got = sources(text);
+    assert_eq!(got.iter().map(|(n, l, _)| (n.as_str(), *l)).collect::<Vec<_>>(), [("a", 3), ("b", 4)]);
+    // The comments kept in the tree are well-formed, so serialised text reads strictly.
+    let doc = read(text).unwrap();
+    let strict = |s: &str| Element::parse(s.as_bytes()).map(|e| to_string(&e));
+    assert!(strict(&to_string(&doc.root)).is_ok(), "{}", to_string(&doc.root));
+    assert_eq!(doc.source(&doc.root), Some("<a><!-- x  --><!-- a  - b -->\n<b/></a>"));
+    assert!(strict(doc.source(&doc.root).unwrap()).is_ok());
+    // The double dash does not hide an unclosed comment, nor move an error.
+    assert_eq!(error("<a>\n<!-- x -- </a>").0, 2);
+    let (line, column, message) = error("<a>\n<!-- run --levels --> <b></a>");
+    assert_eq!((line, column), (2, 29), "{message}");
+}
+
+#[test]
+fn whitespace_a_bom_or_several_declarations_may_come_before_the_root() {
+    let texts = [
+        "  \n <?xml version=\"1.0\"?>\n<a/>",
+        "\u{feff} \r\n<?xml version='1.0' encoding='UTF-8' ?>\n<a/>",
+        "<?xml version=\"1.0\"?><?xml version=\"1.0\"?>\n\n<a/>",
+        "<?xml version=\"1.0\"?>\n\n<a/>",
+    ];
+    for text in texts {
+        assert_eq!(sources(text)[0].1, 3, "{text:?}");
+    }
+    // The text is decoded already: a declared encoding changes nothing.
+    let doc = read("\t<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<a>é</a>").unwrap();
+    assert_eq!(doc.root.get_text().as_deref(), Some("é"));
+    // Columns after a blanked declaration are those of the caller's text.
+    let (line, column, _) = error(" <?xml version=\"1.0\"?><a><b></a>");
+    assert_eq!((line, column), (1, 32));
+}
+
+#[test]
+fn the_declaration_is_optional() {
+    for text in ["<a/>", "   \n<a/>", "<!-- c -->\n<a/>", "<!DOCTYPE a>\n<a/>"] {
+        assert_eq!(sources(text)[0].0, "a", "{text:?}");
+    }
+}
+
+#[test]
+fn a_declaration_after_anything_else_is_an_error_as_in_tinyxml2() {
+    for text in [
+        "<!-- c -->\n<?xml version=\"1.0\"?>\n<a/>",
+        "<a>\n<?xml version=\"1.0\"?>\n</a>",
+        "<a/>\n<?xml version=\"1.0\"?>\n",
+        "?xml version=\"1.0\"?>\n<?xml version=\"1.0\"?>\n<a/>",
+    ] {
+        let (line, _, message) = error(text);
+        assert_eq!(line, 2, "{text:?}: {message}");
+        assert!(message.contains("<?xml"), "{message}");
+    }
+}
+
+#[test]
+fn cdata_and_predefined_and_numeric_entities_are_read() {
+    let text = "<a b=\"&quot;&#65;&#x42;&apos;&lt;&gt;&amp;\">&lt;&gt;&amp;&apos;&quot;&#x263A;&#9731;\
+                <![CDATA[1 < 2 & <b>]]></a>";
+    let el = parse_element_lenient(text).unwrap();
+    assert_eq!(el.attributes.get("b").map(String::as_str), Some("\"AB'<>&"));
+    assert_eq!(el.get_text().as_deref(), Some("<>&'\"☺☃1 < 2 & <b>"));
+    assert_eq!(elements(&el).count(), 0);
+}
+
+#[test]
+fn a_name_with_a_double_colon_reads_as_a_prefixed_name() {
+    let text = "<plugin filename='f' name='n'>\n  <gz::system_priority>10</gz::system_priority>\n\
+                <x gz::a='1'/></plugin>";
+    let got = sources(text);
+    let names: Vec<_> = got.iter().map(|(n, l, _)| (n.as_str(), *l)).collect();
+    assert_eq!(names, [("plugin", 1), ("gz:system_priority", 2), ("x", 3)]);
+    assert_eq!(got[1].2.as_deref(), Some("<gz:system_priority >10</gz:system_priority >"));
+    // What reads the priority finds it.
+    assert_eq!(crate::config::priority_from_xml(text), Ok(Some(10)));
+    let el = parse_element_lenient(text).unwrap();
+    let x = elements(&el).nth(1).unwrap();
+    assert_eq!(x.attributes.get("a").map(String::as_str), Some("1"));
+    // Mismatched names are still an error, at the caller's column.
+    let (line, column, message) = error("<a>\n <gz::b></gz::c></a>");
+    assert_eq!((line, column), (2, 16), "{message}");
+    // Only one `::` with both sides named is read so; other colons stay errors.
+    for text in ["<p><a::b::c/></p>", "<p><::b/></p>", "<p><a::/></p>"] {
+        assert!(read(text).is_err(), "{text}");
+    }
+}
+
+#[test]
+fn a_declaration_missing_its_lt_is_ignored() {
+    // gz-sim's test/worlds/reset_detachable_joint.sdf begins so.
+    let text = "?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sdf version=\"1.9\"/>";
+    assert_eq!(sources(text)[0].1, 2);
+    assert_eq!(sources(" ?xml version='1.0'?>\n<!-- c -->\n<a/>")[0].1, 3);
+    // Other text before the root is an error, though tinyxml2 ignores it.
+    for text in ["x\n<a/>", "?xml version='1.0'\n<a/>", "<!-- c -->?xml version='1.0'?>\n<a/>"] {
+        let (line, _, message) = error(text);
+        assert_eq!(line, 1, "{text:?}: {message}");
+        assert!(message.contains("outside the root element"), "{text:?}: {message}");
+    }
+}
+
+#[test]
+fn malformed_documents_are_one_error_at_the_right_line() {
+    let cases = [
+        ("<?xml version=\"1.0\"?>\n<a>\n<b>\n</a>", 4, "unexpected closing tag"),
+        ("<a>\n<b></c>\n</a>", 2, "unexpected closing tag"),
+        ("\n\n<<<>>>", 3, ""),
+        ("<a>\n<b>\n", 3, "unexpected end of document: <b> opened at line 2 is not closed"),
+        ("<a b=1/>", 1, ""),
+        ("<a b='1' b='2'/>", 1, ""),
+        ("<a/>\njunk", 2, "outside the root element"),
+        ("", 1, "unexpected end of document"),
+    ];
+    for (text, line, message) in cases {
+        let (l, _, m) = error(text);
+        assert_eq!(l, line, "{text:?}: {m}");
+        assert!(m.contains(message), "{text:?}: {m}");
+    }
+}
+
+#[test]
+fn truncations_of_tinyxml2_forms_never_panic() {
+    let text = " \u{feff}?x é\n<?xml version='1.0'?><!-- a -- é --->\n<r><gz::p gz::a='<'>é</gz::p></r>";
+    for t in (0..text.len()).filter(|&i| text.is_char_boundary(i)).map(|i| &text[..i]) {
+        let _ = read(t);
+    }
+}
