@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use nng::options::{Options, RecvTimeout};
 use nng::{Protocol, Socket};
 use plugin_api::msgs::SerializedStateMap;
+use plugin_api::NetworkRole;
 use troupe::distributed::driver::{run_primary, run_secondary, DriverConfig, Simulation};
-use troupe::distributed::settings::{NetworkSettings, Role};
+use troupe::distributed::settings::NetworkSettings;
 use troupe::distributed::{Outcome, PeerRef, StepInput, StepOrder, Timing};
 
 /// A child process killed on drop.
@@ -39,7 +40,7 @@ fn spawn(args: &[&str], partition: &str) -> Result<Peer, String> {
         .map_err(|e| format!("cannot start a peer process: {e}"))
 }
 
-fn settings(role: Role, secondaries: u32) -> NetworkSettings {
+fn settings(role: NetworkRole, secondaries: u32) -> NetworkSettings {
     let timing = Timing {
         peer_timeout: Duration::from_secs(3),
         join_timeout: Some(Duration::from_secs(30)),
@@ -101,7 +102,7 @@ impl Simulation for Null {
 pub fn peer_main(args: &[String]) -> Result<(), String> {
     match args {
         [kind] if kind == "secondary" => {
-            let cfg = DriverConfig::from_env(settings(Role::Secondary, 0));
+            let cfg = DriverConfig::from_env(settings(NetworkRole::SECONDARY, 0));
             let mut sim = Null { steps: 0, stamps: Vec::new(), ended_at: None };
             let outcome = run_secondary(&mut sim, &cfg, &AtomicBool::new(false)).map_err(|e| e.to_string())?;
             if outcome.is_clean() {
@@ -140,7 +141,7 @@ fn mean_p99(mut v: Vec<f64>) -> (f64, f64) {
 fn lockstep(n: u32, steps: u64) -> Result<Vec<f64>, String> {
     let part = partition(&format!("lock{n}"));
     let _peers: Vec<Peer> = (0..n).map(|_| spawn(&["secondary"], &part)).collect::<Result<_, _>>()?;
-    let mut cfg = DriverConfig::from_env(settings(Role::Primary, n));
+    let mut cfg = DriverConfig::from_env(settings(NetworkRole::PRIMARY, n));
     cfg.partition = part.clone();
     cfg.dir = troupe::transport::registry::rendezvous_dir(&part);
     let mut sim = Null { steps, stamps: Vec::new(), ended_at: None };
@@ -187,7 +188,7 @@ pub(crate) fn bare(n: u32, steps: u64) -> Result<Vec<f64>, String> {
 fn kill_detection() -> Result<Duration, String> {
     let part = partition("kill");
     let mut victim = spawn(&["secondary"], &part)?;
-    let mut cfg = DriverConfig::from_env(settings(Role::Primary, 1));
+    let mut cfg = DriverConfig::from_env(settings(NetworkRole::PRIMARY, 1));
     cfg.partition = part.clone();
     cfg.dir = troupe::transport::registry::rendezvous_dir(&part);
     // The primary runs in a thread; the victim is killed once steps flow.

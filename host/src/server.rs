@@ -149,7 +149,7 @@ impl Server {
             std::env::var(crate::distributed::settings::TOKEN_ENV).ok(),
         )
         .map_err(ServerError::Network)?;
-        let secondary = network.as_ref().is_some_and(|n| n.role == crate::distributed::settings::Role::Secondary);
+        let secondary = network.as_ref().is_some_and(|n| n.role == NetworkRole::SECONDARY);
         if network.is_some() && opts.playback.is_some() {
             return Err(ServerError::Network(
                 "a distributed run simulates a world file; --playback cannot be distributed".into(),
@@ -474,20 +474,12 @@ fn load_world(
     runner.seed = opts.seed;
     runner.set_node(node.clone());
     runner.set_world_sdf(Arc::new(world.clone()));
-    match network.map(|n| n.role) {
+    if let Some(role) = network.map(|n| n.role) {
         // Both roles keep each step's changes: a secondary answers with them, the primary
         // forwards what its own systems did (`distributed::split`).
-        Some(crate::distributed::settings::Role::Primary) => {
-            runner.set_network_role(plugin_api::NetworkRole::PRIMARY);
-            runner.set_split_ownership(Arc::new(crate::distributed::split::SplitOwnership::new()));
-            runner.capture_changes(true);
-        }
-        Some(crate::distributed::settings::Role::Secondary) => {
-            runner.set_network_role(plugin_api::NetworkRole::SECONDARY);
-            runner.set_split_ownership(Arc::new(crate::distributed::split::SplitOwnership::new()));
-            runner.capture_changes(true);
-        }
-        None => {}
+        runner.set_network_role(role);
+        runner.set_split_ownership(Arc::new(crate::distributed::split::SplitOwnership::new()));
+        runner.capture_changes(true);
     }
 
     let requested: Vec<RequestedPlugin> = world
@@ -519,7 +511,7 @@ fn load_world(
     add_sensors_if_needed(&runner, &mut chosen, loader);
     one_sensors(&mut chosen);
     add_level_manager_if_needed(world, levels_on, &mut chosen, loader);
-    let role = crate::distributed::settings::Role::network_role(network.map(|n| n.role));
+    let role = crate::distributed::settings::network_role_of(network.map(|n| n.role));
     let (chosen, attached, skipped) = keep_for_role(role, chosen, attached);
     if !skipped.is_empty() {
         log::info!(

@@ -194,7 +194,7 @@ fn run_server(args: &SimArgs, network: troupe::distributed::settings::NetworkArg
             _ => troupe::status!("troupe: other machines reach this server with --peer {addr}"),
         }
     }
-    if !args.run && server.network().is_none_or(|n| n.role == troupe::distributed::settings::Role::Primary) {
+    if !args.run && server.network().is_none_or(|n| n.role == plugin_api::NetworkRole::PRIMARY) {
         let w = &worlds[0];
         troupe::status!(
             "troupe: starting paused (no -r); to run: troupe service -s /world/{w}/control --reqtype gz.msgs.WorldControl --reptype gz.msgs.Boolean --req 'pause: false'"

@@ -501,7 +501,7 @@ impl Validator<'_> {
                 }
             };
             match (child.prefix.as_deref(), child.name.as_str()) {
-                (None, "role") => match crate::distributed::settings::Role::parse(&text) {
+                (None, "role") => match crate::distributed::settings::parse_role(&text) {
                     Some(_) => spec.role = Some((text, at)),
                     None => self.problem(child, format!("<role> is \"{text}\"; expected primary or secondary")),
                 },

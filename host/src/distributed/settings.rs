@@ -3,6 +3,7 @@
 //! `<network>` and the environment (`TROUPE_CLUSTER_TOKEN`), with every invalid
 //! combination an error naming where each value came from.
 
+use plugin_api::NetworkRole;
 use std::time::Duration;
 
 use crate::config::NetworkSpec;
@@ -20,42 +21,18 @@ pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(60);
 /// gz-sim's 10 s).
 pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// Primary or secondary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// Orders the steps.
-    Primary,
-    /// Runs them.
-    Secondary,
+/// `primary` or `secondary`, in any case (as gz-sim): a distributed run's role.
+pub fn parse_role(text: &str) -> Option<NetworkRole> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "primary" => Some(NetworkRole::PRIMARY),
+        "secondary" => Some(NetworkRole::SECONDARY),
+        _ => None,
+    }
 }
 
-impl Role {
-    /// `primary` or `secondary`, in any case (as gz-sim).
-    pub fn parse(text: &str) -> Option<Role> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "primary" => Some(Role::Primary),
-            "secondary" => Some(Role::Secondary),
-            _ => None,
-        }
-    }
-
-    /// The lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Primary => "primary",
-            Role::Secondary => "secondary",
-        }
-    }
-
-    /// The role of a process with these settings (`None`: not distributed, standalone), as
-    /// systems are told it.
-    pub fn network_role(role: Option<Role>) -> plugin_api::NetworkRole {
-        match role {
-            None => plugin_api::NetworkRole::STANDALONE,
-            Some(Role::Primary) => plugin_api::NetworkRole::PRIMARY,
-            Some(Role::Secondary) => plugin_api::NetworkRole::SECONDARY,
-        }
-    }
+/// The role of a process with these settings' role (`None`: not distributed, standalone).
+pub fn network_role_of(role: Option<NetworkRole>) -> NetworkRole {
+    role.unwrap_or(NetworkRole::STANDALONE)
 }
 
 /// A listen address as a user writes it: `host:port` or `tcp://host:port` (port 0: the
@@ -94,7 +71,7 @@ pub struct NetworkArgs {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetworkSettings {
     /// This process's role.
-    pub role: Role,
+    pub role: NetworkRole,
     /// Primary: how many secondaries it waits for (at least 1). Secondary: 0.
     pub secondaries: u32,
     /// The cluster token, and who gave it; `None` when none was given.
@@ -140,13 +117,14 @@ pub fn resolve(
 ) -> Result<Option<NetworkSettings>, String> {
     let cli_role = match &args.role {
         Some(text) => Some(
-            Role::parse(text)
+            parse_role(text)
                 .ok_or_else(|| format!("--network-role {text:?}: expected primary or secondary (any case)"))?,
         ),
         None => None,
     };
-    let file_role =
-        file.and_then(|f| f.role.as_ref()).map(|(text, at)| (Role::parse(text).unwrap_or(Role::Secondary), at.clone()));
+    let file_role = file
+        .and_then(|f| f.role.as_ref())
+        .map(|(text, at)| (parse_role(text).unwrap_or(NetworkRole::SECONDARY), at.clone()));
     let role = match (cli_role, &file_role) {
         (Some(c), Some((f, at))) if c != *f => {
             return Err(format!(
@@ -188,18 +166,17 @@ pub fn resolve(
         return Ok(None);
     };
     let secondaries = match (role, secondaries) {
-        (Role::Primary, Some((n, _))) => n,
-        (Role::Primary, None) => {
+        (NetworkRole::PRIMARY, Some((n, _))) => n,
+        (NetworkRole::PRIMARY, None) => {
             return Err(format!("{role_from} is primary but no secondary count is given: add --network-secondaries N (N >= 1) or <secondaries>"))
         }
-        (Role::Secondary, Some((_, from))) => {
-            return Err(format!("{from} is only for a primary, and {role_from} is secondary"))
-        }
-        (Role::Secondary, None) => 0,
+        // Otherwise secondary: parse_role gives no other role.
+        (_, Some((_, from))) => return Err(format!("{from} is only for a primary, and {role_from} is secondary")),
+        (_, None) => 0,
     };
     match (role, &primary, &listen) {
-        (Role::Primary, Some((_, from)), _) => return Err(format!("{from} names the primary's address, and {role_from} is primary (a primary uses --network-listen / <listen>)")),
-        (Role::Secondary, _, Some((_, from))) => return Err(format!("{from} is where a primary listens, and {role_from} is secondary (a secondary uses --network-primary / <primary>)")),
+        (NetworkRole::PRIMARY, Some((_, from)), _) => return Err(format!("{from} names the primary's address, and {role_from} is primary (a primary uses --network-listen / <listen>)")),
+        (NetworkRole::SECONDARY, _, Some((_, from))) => return Err(format!("{from} is where a primary listens, and {role_from} is secondary (a secondary uses --network-primary / <primary>)")),
         _ => {}
     }
     let file_token = file.and_then(|f| f.token.clone()).map(|(t, at)| (t, format!("<token> at {at}")));
@@ -291,13 +268,13 @@ mod tests {
     #[test]
     fn roles_from_the_command_line_in_any_case() {
         let s = resolve(&args(Some("PRIMARY"), Some(3)), None, None).unwrap().unwrap();
-        assert_eq!((s.role, s.secondaries), (Role::Primary, 3));
+        assert_eq!((s.role, s.secondaries), (NetworkRole::PRIMARY, 3));
         assert_eq!(s.timing.peer_timeout, Duration::from_secs(3));
         assert_eq!(s.timing.heartbeat_interval, Duration::from_millis(100));
         assert_eq!(s.timing.step_timeout, Duration::from_secs(10));
         assert_eq!(s.discovery_timeout, Duration::from_secs(60));
         let s = resolve(&args(Some("Secondary"), None), None, None).unwrap().unwrap();
-        assert_eq!((s.role, s.secondaries), (Role::Secondary, 0));
+        assert_eq!((s.role, s.secondaries), (NetworkRole::SECONDARY, 0));
         assert_eq!(resolve(&args(None, None), None, None).unwrap(), None);
     }
 
@@ -339,7 +316,7 @@ mod tests {
              <step_timeout_ms>2000</step_timeout_ms><discovery_timeout_ms>1500</discovery_timeout_ms></network>",
         );
         let s = resolve(&NetworkArgs::default(), Some(&f), None).unwrap().unwrap();
-        assert_eq!((s.role, s.secondaries), (Role::Primary, 2));
+        assert_eq!((s.role, s.secondaries), (NetworkRole::PRIMARY, 2));
         assert_eq!(s.listen.as_deref(), Some("tcp://10.1.0.1:0"));
         assert_eq!(s.token.as_ref().map(|t| t.0.as_str()), Some("t"));
         assert_eq!(s.timing.heartbeat_interval, Duration::from_millis(50));

@@ -31,11 +31,12 @@ use plugin_api::prost::Message;
 
 use self::net::{Inbound, InboundTx, JoinServer, Link};
 use super::messages::{Envelope, ErrorCause, Hello, Role as WireRole, Topic, Welcome};
-use super::settings::{NetworkSettings, Role};
+use super::settings::NetworkSettings;
 use super::{
     fingerprint, Cause, Destination, Membership, Outcome, PeerRef, PerformerId, Primary, PrimaryConfig, PrimaryEvent,
     RunError, Secondary, SecondaryConfig, SecondaryEvent, StepInput, StepOrder, Transmit, PROTOCOL_VERSION,
 };
+use plugin_api::NetworkRole;
 
 /// What the driver needs from the simulation it steps.
 pub trait Simulation {
@@ -122,7 +123,7 @@ fn hostname() -> String {
 }
 
 /// A peer id unique per process run: role, host, pid and start time.
-fn peer_id(role: Role) -> String {
+fn peer_id(role: NetworkRole) -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     format!("{}-{}-{}-{:05x}", &role.as_str()[..1], hostname(), std::process::id(), nanos >> 12)
 }
@@ -188,7 +189,7 @@ pub fn run_primary(
     let join_url = s.listen.clone().unwrap_or_else(|| ipc_or_loopback(&cfg.dir, "join"));
     std::fs::create_dir_all(&cfg.dir).map_err(|e| DriverError::Setup(format!("{}: {e}", cfg.dir.display())))?;
     let join = JoinServer::listen(&join_url, tx.clone()).map_err(DriverError::Setup)?;
-    let me = PeerRef { role: WireRole::Primary, id: peer_id(Role::Primary), address: join.addr.clone() };
+    let me = PeerRef { role: WireRole::Primary, id: peer_id(NetworkRole::PRIMARY), address: join.addr.clone() };
     let _listed = rendezvous::Listing::create(&cfg.dir, "primary", &me.id, &join.addr)
         .map_err(|e| DriverError::Setup(format!("writing to {}: {e}", cfg.dir.display())))?;
     let others: Vec<String> = rendezvous::scan(&cfg.dir, "primary")
@@ -570,7 +571,7 @@ pub fn run_secondary(sim: &mut dyn Simulation, cfg: &DriverConfig, stop: &Atomic
     // addressed by its host and pid.
     let mut me = PeerRef {
         role: WireRole::Secondary,
-        id: peer_id(Role::Secondary),
+        id: peer_id(NetworkRole::SECONDARY),
         address: format!("{} pid {}", hostname(), std::process::id()),
     };
     let _listed = rendezvous::Listing::create(&cfg.dir, "secondary", &me.id, "")

@@ -13,12 +13,12 @@ use plugin_api::EntityId;
 
 use super::{run_primary, run_secondary, DriverConfig, DriverError, Simulation};
 use crate::distributed::messages::{ForwardedCommand, Topic, TopicList};
-use crate::distributed::settings::Role;
 use crate::distributed::split::{self, Forward, SplitOwnership};
 use crate::distributed::LevelId;
 use crate::distributed::{fingerprint, Membership, Outcome, PeerRef, PerformerId, StepInput, StepOrder};
 use crate::server::{RunSummary, Server};
 use crate::state::{apply_state, decode_state, Stamp};
+use plugin_api::NetworkRole;
 
 /// Forwarded command kinds (`ForwardedCommand::kind`).
 const RESET: &str = "troupe.reset";
@@ -621,8 +621,9 @@ impl Server {
         let mut sim = ServerSim::new(self, iterations.filter(|n| *n > 0), ownership);
         let stop_flag: &AtomicBool = &stop;
         let outcome = match cfg.settings.role {
-            Role::Primary => run_primary(&mut sim, &cfg, stop_flag, &mut |_seq: u64| {})?,
-            Role::Secondary => run_secondary(&mut sim, &cfg, stop_flag)?,
+            NetworkRole::PRIMARY => run_primary(&mut sim, &cfg, stop_flag, &mut |_seq: u64| {})?,
+            // Settings hold primary or secondary only (settings::parse_role).
+            _ => run_secondary(&mut sim, &cfg, stop_flag)?,
         };
         // As standalone, the steps' time: not the wait for the other processes, nor the
         // linger that delivers the last word.
