@@ -44,7 +44,7 @@ pub struct SimArgs {
     network_primary: Option<String>,
     /// Primary serving other machines: listen for secondaries on this address (`IP:PORT`,
     /// port 0 lets the system pick; printed at start).
-    #[arg(long, value_name = "IP:PORT", value_parser = troupe::distributed::settings::listen_url)]
+    #[arg(long, value_name = "IP:PORT", value_parser = troupe::config::listen_url)]
     network_listen: Option<String>,
     /// Distributed run: make every dynamic model that is not a performer and in no level a
     /// performer (else such a world is refused: every secondary would simulate its own copy).

@@ -29,6 +29,7 @@
 //!   (see [`roles`] and `docs/distributed.md`, "Which systems run where").
 
 pub mod names;
+mod network;
 mod parse;
 pub mod roles;
 mod select;
@@ -38,6 +39,7 @@ mod tests;
 
 pub use crate::xml::{parse_element_lenient, XmlSyntaxError};
 pub use names::{canonical_library, map_system, unimplemented_gz_systems, SystemName};
+pub use network::{listen_url, parse_role};
 pub use parse::{
     parse_server_config_file, parse_server_config_str, EntityType, NetworkSpec, PluginSpec, RecordSpec,
     ServerConfigFile, TransportSpec,

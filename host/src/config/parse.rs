@@ -501,7 +501,7 @@ impl Validator<'_> {
                 }
             };
             match (child.prefix.as_deref(), child.name.as_str()) {
-                (None, "role") => match crate::distributed::settings::parse_role(&text) {
+                (None, "role") => match super::network::parse_role(&text) {
                     Some(_) => spec.role = Some((text, at)),
                     None => self.problem(child, format!("<role> is \"{text}\"; expected primary or secondary")),
                 },
@@ -515,7 +515,7 @@ impl Validator<'_> {
                     Ok(url) => spec.primary = Some((url, at)),
                     Err(e) => self.problem(child, format!("<primary>: {e}")),
                 },
-                (None, "listen") => match crate::distributed::settings::listen_url(&text) {
+                (None, "listen") => match super::network::listen_url(&text) {
                     Ok(url) => spec.listen = Some((url, at)),
                     Err(e) => self.problem(child, format!("<listen>: {e}")),
                 },

@@ -6,7 +6,7 @@
 use plugin_api::NetworkRole;
 use std::time::Duration;
 
-use crate::config::NetworkSpec;
+use crate::config::{parse_role, NetworkSpec};
 
 use super::peer::Timing;
 
@@ -21,35 +21,9 @@ pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(60);
 /// gz-sim's 10 s).
 pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// `primary` or `secondary`, in any case (as gz-sim): a distributed run's role.
-pub fn parse_role(text: &str) -> Option<NetworkRole> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "primary" => Some(NetworkRole::PRIMARY),
-        "secondary" => Some(NetworkRole::SECONDARY),
-        _ => None,
-    }
-}
-
 /// The role of a process with these settings' role (`None`: not distributed, standalone).
 pub fn network_role_of(role: Option<NetworkRole>) -> NetworkRole {
     role.unwrap_or(NetworkRole::STANDALONE)
-}
-
-/// A listen address as a user writes it: `host:port` or `tcp://host:port` (port 0: the
-/// system picks one); answers the nng URL.
-pub fn listen_url(addr: &str) -> Result<String, String> {
-    let a = addr.trim();
-    let rest = a.strip_prefix("tcp://").unwrap_or(a);
-    let Some((host, port)) = rest.rsplit_once(':') else {
-        return Err(format!("listen address {a:?} has no port (write host:port, e.g. 192.168.1.20:11400, or port 0)"));
-    };
-    if host.parse::<std::net::IpAddr>().is_err() {
-        return Err(format!("listen address {a:?}: {host:?} is not an IP address of this machine"));
-    }
-    match port.parse::<u16>() {
-        Ok(p) => Ok(format!("tcp://{host}:{p}")),
-        Err(_) => Err(format!("listen address {a:?}: {port:?} is not a port number (0 to 65535)")),
-    }
 }
 
 /// The distributed flags of `troupe sim` as given (unparsed role text).
@@ -357,8 +331,8 @@ mod tests {
         ] {
             assert!(e.contains(want), "missing {want:?} in {e}");
         }
-        assert!(listen_url("eth0:5").is_err());
-        assert_eq!(listen_url("0.0.0.0:0").unwrap(), "tcp://0.0.0.0:0");
+        assert!(crate::config::listen_url("eth0:5").is_err());
+        assert_eq!(crate::config::listen_url("0.0.0.0:0").unwrap(), "tcp://0.0.0.0:0");
         assert!(
             is_loopback_url("ipc:///tmp/x")
                 && is_loopback_url("tcp://127.0.0.1:4")
