@@ -1,6 +1,6 @@
 //! Distributed runs between real `troupe` processes: a primary and secondaries in
 //! the test's own partition, found through the rendezvous directory; normal ends, kill -9
-//! of either side, a late secondary, refused peers, a discovery timeout, and the one-command
+//! of either side, a late secondary, refused peers, a discovery timeout, a signal while waiting, and the one-command
 //! local run. Process ends are awaited with generous bounds (a lost peer must be noticed
 //! within 5 s; the tests allow 15 s on a loaded machine); speed is measured in `bench/`.
 
@@ -340,4 +340,47 @@ fn a_second_primary_in_the_partition_is_an_error_naming_both() {
     first.signal("INT");
     first.wait_within(LOSS_BOUND).assert_code(0);
     s.wait_within(LOSS_BOUND).assert_code(0);
+}
+
+/// How long a process waiting for its peers may take to end on a signal (it ends within
+/// about 50 ms; it used to wait out the whole discovery timeout).
+const SIGNAL_BOUND: Duration = Duration::from_secs(10);
+
+#[test]
+fn sigint_to_a_primary_waiting_for_its_secondaries_stops_it_at_once() {
+    let dir = TestDir::new("dist_wait_sigint");
+    let world = small_world(&dir, "w.sdf", "box");
+    let mut p = primary(&dir, &world, 2).spawn();
+    p.wait_for_stderr("waiting for 2 secondaries");
+    p.signal("INT");
+    let p = p.wait_within(SIGNAL_BOUND);
+    p.assert_code(0).assert_stderr_has(&["while waiting for its secondaries: 0 of 2 joined", "did not start"]);
+    assert!(p.stdout.contains("stopped after step 0"), "{p}");
+}
+
+#[test]
+fn sigterm_to_a_primary_waiting_for_its_secondaries_stops_the_admitted_ones_too() {
+    let dir = TestDir::new("dist_wait_sigterm");
+    let world = small_world(&dir, "w.sdf", "box");
+    let mut p = primary(&dir, &world, 2).spawn();
+    p.wait_for_stderr("waiting for 2 secondaries");
+    let mut s = secondary(&dir, &world).spawn();
+    s.wait_for_stderr("waiting for the start");
+    p.signal("TERM");
+    let p = p.wait_within(SIGNAL_BOUND);
+    p.assert_code(0).assert_stderr_has(&["while waiting for its secondaries: 1 of 2 joined", "did not start"]);
+    let s = s.wait_within(SIGNAL_BOUND);
+    s.assert_code(0).assert_stderr_lacks("error");
+    assert!(s.stdout.contains("stopped after step 0"), "{s}");
+}
+
+#[test]
+fn sigterm_to_a_secondary_waiting_for_its_primary_stops_it_at_once() {
+    let dir = TestDir::new("dist_wait_secondary");
+    let world = small_world(&dir, "w.sdf", "box");
+    let mut s = secondary(&dir, &world).spawn();
+    s.wait_for_stderr("waiting for its primary");
+    s.signal("TERM");
+    let s = s.wait_within(SIGNAL_BOUND);
+    s.assert_code(1).assert_stderr_has(&["stopped by a signal while waiting for its primary", "joined no run"]);
 }

@@ -265,7 +265,9 @@ pub fn run_primary(
                 PrimaryEvent::Warning(w) => log::warn!("distributed: {w}"),
                 PrimaryEvent::Ended(outcome) => {
                     sim.ended(&outcome);
-                    ended = Some((p.explain(outcome), Instant::now() + linger(s)));
+                    // With no secondary admitted there is no last word to deliver.
+                    let linger = if p.admitted.is_empty() { Duration::ZERO } else { linger(s) };
+                    ended = Some((p.explain(outcome), Instant::now() + linger));
                 }
             }
         }
@@ -280,6 +282,22 @@ pub fn run_primary(
                 sim.finish().map_err(|e| DriverError::Setup(format!("finishing the run: {e}")))?;
                 return Ok(outcome);
             }
+            continue;
+        }
+        if !ready && !stop_sent && stop.load(Ordering::SeqCst) {
+            // Stopped before the start: the admitted secondaries are told to stop (they exit 0
+            // as in a stop once running) and this primary ends at once, not after the join
+            // timeout.
+            stop_sent = true;
+            crate::status!(
+                "troupe: primary {} stopped (SIGINT, SIGTERM or a /server_control stop) while waiting for its \
+                 secondaries: {} of {} joined; the run did not start",
+                p.me.id,
+                p.admitted.len(),
+                s.secondaries
+            );
+            p.machine.request_stop(now());
+            p.flush();
             continue;
         }
         if !ready || in_flight {
@@ -682,9 +700,17 @@ fn discover(cfg: &DriverConfig, hello: &Hello, stop: &AtomicBool) -> Result<(Str
     let deadline = Instant::now() + s.discovery_timeout;
     let mut last_problem = String::new();
     let mut asked: Option<String> = None;
+    let me = hello.peer.as_ref().map_or("?", |p| p.id.as_str());
+    let where_ = match &s.primary {
+        Some(u) => format!("at {u}"),
+        None => format!("in partition {:?} (rendezvous directory {})", cfg.partition, cfg.dir.display()),
+    };
+    crate::status!("troupe: secondary {me} waiting for its primary {where_}");
     loop {
         if stop.load(Ordering::SeqCst) {
-            return Err(DriverError::Discovery(String::from("stopped by a signal while looking for the primary")));
+            return Err(DriverError::Discovery(format!(
+                "secondary {me} stopped by a signal while waiting for its primary {where_}; it joined no run"
+            )));
         }
         let url = match &s.primary {
             Some(u) => Some(u.clone()),
@@ -703,7 +729,6 @@ fn discover(cfg: &DriverConfig, hello: &Hello, stop: &AtomicBool) -> Result<(Str
         };
         if let Some(url) = url {
             if asked.as_ref() != Some(&url) {
-                let me = hello.peer.as_ref().map_or("?", |p| p.id.as_str());
                 crate::status!("troupe: secondary {me} asking the primary at {url} to join");
                 asked = Some(url.clone());
             }
@@ -719,10 +744,6 @@ fn discover(cfg: &DriverConfig, hello: &Hello, stop: &AtomicBool) -> Result<(Str
             std::thread::sleep(Duration::from_millis(100));
         }
         if Instant::now() >= deadline {
-            let where_ = match &s.primary {
-                Some(u) => format!("at {u}"),
-                None => format!("in partition {:?} (rendezvous directory {})", cfg.partition, cfg.dir.display()),
-            };
             let why = if last_problem.is_empty() { String::new() } else { format!("; last attempt: {last_problem}") };
             return Err(DriverError::Discovery(format!(
                 "missing: the primary; none answered {where_} within the discovery timeout of {:.1} s{why}",
