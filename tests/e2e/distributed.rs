@@ -1,7 +1,7 @@
 //! Distributed runs between real `troupe` processes: a primary and secondaries in
 //! the test's own partition, found through the rendezvous directory; normal ends, kill -9
-//! of either side, a late secondary, refused peers, a discovery timeout, a signal while waiting, and the one-command
-//! local run. Process ends are awaited with generous bounds (a lost peer must be noticed
+//! of either side, a late secondary, refused peers, a discovery timeout, a signal while
+//! waiting, and the one-command local run. Process ends are awaited with generous bounds (a lost peer must be noticed
 //! within 5 s; the tests allow 15 s on a loaded machine); speed is measured in `bench/`.
 
 use crate::harness::{world_sdf, Running, TestDir, Troupe, UNPACED};
