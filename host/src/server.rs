@@ -1,7 +1,7 @@
 //! The server: loads a world file into one runner per world, chooses and loads their
 //! systems, and steps every runner in lockstep with real-time pacing until told to stop.
 
-use crate::config::{self, ConfigError, DefaultRoles, Placement, RequestedPlugin, Selected, SystemName, Target};
+use crate::config::{self, ConfigError, DefaultRoles, Placement, RequestedPlugin, Selected, Target};
 use crate::ecm::Ecm;
 use crate::factory::{self, AttachedPlugin};
 use crate::plugin::{PluginLoader, SearchPath};
@@ -16,7 +16,7 @@ use plugin_api::{Component, EntityId, NetworkRole, SystemInfo, SystemKind, Which
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod pacing;
@@ -24,7 +24,6 @@ mod systems;
 
 pub use systems::request_for;
 use systems::*;
-pub(crate) use systems::{attached_runs_here, attached_runs_on_secondaries};
 
 /// How to start a server.
 #[derive(Clone, Debug, Default)]
@@ -499,7 +498,7 @@ fn load_world(
         log::info!("world {:?}: {note}", world.name);
     }
     for (gz, origin) in &selection.skipped_unimplemented {
-        warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
+        config::warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
     }
     let mut selected = selection.load;
     engine_from_xml(&mut selected);

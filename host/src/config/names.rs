@@ -352,3 +352,27 @@ mod docs_tests {
         assert!(missing.is_empty(), "docs/gz-systems.md does not list: {missing:?}");
     }
 }
+
+/// The library to load for a `<plugin>` (`filename`, `name`) of a model or sensor: the Troupe
+/// library of a gz-sim system, else the filename as a library name; `None`, with one
+/// warning per system, for a gz-sim system Troupe does not implement.
+pub fn library_of_plugin(filename: &str, name: &str, origin: &str) -> Option<String> {
+    match map_system(filename, name) {
+        SystemName::Troupe { library } => Some(library.to_string()),
+        SystemName::KnownUnimplemented { gz } => {
+            warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
+            None
+        }
+        SystemName::NotGz => Some(normalise_library(filename)),
+    }
+}
+
+/// Logs `message` as a warning the first time `key` is seen in this process.
+pub fn warn_once(key: &str, message: &str) {
+    static WARNED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+        std::sync::OnceLock::new();
+    let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if warned.insert(key.to_string()) {
+        log::warn!("{message}");
+    }
+}

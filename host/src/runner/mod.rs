@@ -473,8 +473,8 @@ impl WorldRunner {
     /// manager, a system): at the start of each step, or earlier when called.
     pub(crate) fn activate_queued(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
         for attached in std::mem::take(&mut self.queued) {
-            if !crate::server::attached_runs_here(&attached.plugin, attached.entity, self.role) {
-                if self.role == NetworkRole::PRIMARY && crate::server::attached_runs_on_secondaries(&attached.plugin) {
+            if !crate::config::attached_runs_here(&attached.plugin, attached.entity, self.role) {
+                if self.role == NetworkRole::PRIMARY && crate::config::attached_runs_on_secondaries(&attached.plugin) {
                     let p = attached.plugin;
                     self.withheld.push((
                         attached.entity,
@@ -489,15 +489,13 @@ impl WorldRunner {
                 continue;
             }
             let plugin = attached.plugin;
-            let req = crate::server::request_for(
-                &plugin.filename,
-                &plugin.name,
-                plugin.xml,
-                plugin.origin.to_string(),
-                attached.entity,
-            );
-            match req {
-                Some(req) => self.add_system(loader, req)?,
+            let origin = plugin.origin.to_string();
+            match crate::config::library_of_plugin(&plugin.filename, &plugin.name, &origin) {
+                Some(library) => {
+                    let req =
+                        SystemRequest { library, class: plugin.name, xml: plugin.xml, origin, entity: attached.entity };
+                    self.add_system(loader, req)?
+                }
                 None => {
                     log::warn!("{}: system {:?} is not available in Troupe, skipped", plugin.origin, plugin.filename)
                 }

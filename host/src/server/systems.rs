@@ -73,35 +73,6 @@ pub(super) fn keep_for_role(
     (chosen, attached, skipped)
 }
 
-/// Whether a system attached to a model or sensor while the world runs (a model loaded
-/// by the level manager or created by a user command) runs in the runner's `role`; a
-/// skipped one is logged at info level.
-pub(crate) fn attached_runs_here(
-    plugin: &crate::sdf::PluginSdf,
-    entity: EntityId,
-    role: plugin_api::NetworkRole,
-) -> bool {
-    match config::place(DefaultRoles::Attached, plugin.roles, role) {
-        Placement::Runs => true,
-        Placement::Skipped(why) => {
-            log::info!(
-                "{} ({}, {}) of entity {} not run on this {role}: {why}",
-                plugin.name,
-                plugin.filename,
-                plugin.origin,
-                entity.0
-            );
-            false
-        }
-    }
-}
-
-/// Whether an attached system that does not run on the primary runs on secondaries: the
-/// primary then hands it to them (a model spawned through it: only the primary read its SDF).
-pub(crate) fn attached_runs_on_secondaries(plugin: &crate::sdf::PluginSdf) -> bool {
-    matches!(config::place(DefaultRoles::Attached, plugin.roles, NetworkRole::SECONDARY), Placement::Runs)
-}
-
 /// Adds the systems in order, reporting every library that cannot be found or loaded, not
 /// just the first.
 pub(super) fn add_systems(
@@ -332,25 +303,10 @@ pub(super) fn request_for_attached(a: AttachedPlugin) -> Option<SystemRequest> {
 }
 
 /// The request for a `<plugin>` of a model or sensor: gz-sim names mapped, unimplemented
-/// gz-sim systems skipped with one warning each.
+/// gz-sim systems skipped with one warning each ([`config::library_of_plugin`]).
 pub fn request_for(filename: &str, name: &str, xml: String, origin: String, entity: EntityId) -> Option<SystemRequest> {
-    let library = match config::map_system(filename, name) {
-        SystemName::Troupe { library } => library.to_string(),
-        SystemName::KnownUnimplemented { gz } => {
-            warn_once(gz, &format!("{origin}: gz-sim system {gz} is not implemented by Troupe; skipped"));
-            return None;
-        }
-        SystemName::NotGz => config::names::normalise_library(filename),
-    };
+    let library = config::library_of_plugin(filename, name, &origin)?;
     Some(SystemRequest { library, class: name.to_string(), xml, origin, entity })
-}
-
-pub(super) fn warn_once(key: &str, message: &str) {
-    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    if warned.insert(key.to_string()) {
-        log::warn!("{message}");
-    }
 }
 
 #[cfg(test)]
