@@ -40,7 +40,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     network_secondaries: Option<u32>,
     /// Secondary on another machine: the primary's join address (`host:port`).
-    #[arg(long, value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = troupe::config::peer_url)]
     network_primary: Option<String>,
     /// Primary serving other machines: listen for secondaries on this address (`IP:PORT`,
     /// port 0 lets the system pick; printed at start).
@@ -82,7 +82,7 @@ pub struct SimArgs {
     transport_port: Option<u16>,
     /// Meet the node serving at this address on another machine (`host:port`, repeatable;
     /// also `TROUPE_PEERS`, comma-separated).
-    #[arg(long = "peer", value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    #[arg(long = "peer", value_name = "HOST:PORT", value_parser = troupe::config::peer_url)]
     peers: Vec<String>,
 }
 

@@ -39,7 +39,7 @@ pub struct TopicArgs {
     text: Option<String>,
     /// Also meet the node serving at this address on another machine (`host:port`,
     /// repeatable; also `TROUPE_PEERS`).
-    #[arg(long = "peer", value_name = "HOST:PORT", value_parser = troupe::transport::peer_url)]
+    #[arg(long = "peer", value_name = "HOST:PORT", value_parser = troupe::config::peer_url)]
     peers: Vec<String>,
 }
 

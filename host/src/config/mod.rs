@@ -39,14 +39,12 @@ mod tests;
 
 pub use crate::xml::{parse_element_lenient, XmlSyntaxError};
 pub use names::{canonical_library, library_of_plugin, map_system, unimplemented_gz_systems, warn_once, SystemName};
-pub use network::{listen_url, parse_role};
+pub use network::{listen_url, parse_role, peer_url};
 pub use parse::{
     parse_server_config_file, parse_server_config_str, EntityType, NetworkSpec, PluginSpec, RecordSpec,
     ServerConfigFile, TransportSpec,
 };
-pub use roles::{
-    attached_runs_here, attached_runs_on_secondaries, parse_roles, place, DefaultRoles, Placement, RoleSet,
-};
+pub use roles::{parse_roles, place, DefaultRoles, Placement, RoleSet};
 pub use select::{priority_from_xml, select_systems, RequestedPlugin, Selected, Selection, Target};
 
 use std::fmt;

@@ -454,7 +454,7 @@ impl Validator<'_> {
                     Ok(p) => spec.port = Some(p),
                     Err(_) => self.problem(child, format!("<port> is \"{text}\"; expected a port number (0 to 65535)")),
                 },
-                (None, "peer") => match crate::transport::peer_url(&text) {
+                (None, "peer") => match super::network::peer_url(&text) {
                     Ok(url) => spec.peers.push(url),
                     Err(e) => self.problem(child, e),
                 },
@@ -511,7 +511,7 @@ impl Validator<'_> {
                 },
                 (None, "token") if text.is_empty() => self.problem(child, "empty <token>; leave it out or give the cluster token".into()),
                 (None, "token") => spec.token = Some((text, at)),
-                (None, "primary") => match crate::transport::peer_url(&text) {
+                (None, "primary") => match super::network::peer_url(&text) {
                     Ok(url) => spec.primary = Some((url, at)),
                     Err(e) => self.problem(child, format!("<primary>: {e}")),
                 },

@@ -17,7 +17,7 @@
 //! `<plugin>` is an error: the prefix is the host's.
 
 pub use plugin_api::RoleSet;
-use plugin_api::{EntityId, NetworkRole, SystemInfo, SystemKind};
+use plugin_api::{NetworkRole, SystemInfo, SystemKind};
 use xmltree::Element;
 
 /// Parses the text of a `<troupe:roles>` element: role names separated by spaces or commas,
@@ -127,31 +127,6 @@ pub fn place(default: DefaultRoles, explicit: Option<RoleSet>, role: NetworkRole
         None if default.roles().contains(role) => Placement::Runs,
         None => Placement::Skipped(format!("by default: {}", default.reason())),
     }
-}
-
-/// Whether a system attached to a model or sensor while the world runs (a model loaded
-/// by the level manager or created by a user command) runs in the runner's `role`; a
-/// skipped one is logged at info level.
-pub fn attached_runs_here(plugin: &crate::sdf::PluginSdf, entity: EntityId, role: NetworkRole) -> bool {
-    match place(DefaultRoles::Attached, plugin.roles, role) {
-        Placement::Runs => true,
-        Placement::Skipped(why) => {
-            log::info!(
-                "{} ({}, {}) of entity {} not run on this {role}: {why}",
-                plugin.name,
-                plugin.filename,
-                plugin.origin,
-                entity.0
-            );
-            false
-        }
-    }
-}
-
-/// Whether an attached system that does not run on the primary runs on secondaries: the
-/// primary then hands it to them (a model spawned through it: only the primary read its SDF).
-pub fn attached_runs_on_secondaries(plugin: &crate::sdf::PluginSdf) -> bool {
-    matches!(place(DefaultRoles::Attached, plugin.roles, NetworkRole::SECONDARY), Placement::Runs)
 }
 
 /// Reads the `<troupe:roles>` child of a `<plugin>` element. `Ok(None)` without one; an

@@ -11,6 +11,7 @@ pub use event_bus::{Event, EventBus, Ownership, OwnsAll};
 pub use host_services::{RayCasterSlot, SystemHost};
 pub use systems::{Phase, PhaseOrder, Source, SystemFailure, SystemSlot};
 
+use crate::config::{self, DefaultRoles, Placement};
 use crate::ecm::{Ecm, EcmAccess, EcmSnapshot};
 use crate::factory::{AttachedPlugin, QueueingSpawner};
 use crate::plugin::{LoadError, PluginLoader};
@@ -266,7 +267,7 @@ impl WorldRunner {
     fn install(&mut self, mut slot: SystemSlot) -> Result<(), RunError> {
         self.next_system_id += 1;
         slot.id = self.next_system_id;
-        slot.priority = match crate::config::priority_from_xml(&slot.xml) {
+        slot.priority = match config::priority_from_xml(&slot.xml) {
             Ok(Some(p)) => p,
             Ok(None) => slot.obj.default_priority().into_option().unwrap_or(0),
             Err(message) => return Err(RunError::UnknownSystem { origin: slot.origin.clone(), message }),
@@ -473,8 +474,14 @@ impl WorldRunner {
     /// manager, a system): at the start of each step, or earlier when called.
     pub(crate) fn activate_queued(&mut self, loader: &mut PluginLoader) -> Result<(), RunError> {
         for attached in std::mem::take(&mut self.queued) {
-            if !crate::config::attached_runs_here(&attached.plugin, attached.entity, self.role) {
-                if self.role == NetworkRole::PRIMARY && crate::config::attached_runs_on_secondaries(&attached.plugin) {
+            let p = &attached.plugin;
+            if let Placement::Skipped(why) = config::place(DefaultRoles::Attached, p.roles, self.role) {
+                let (name, file, origin, entity) = (&p.name, &p.filename, &p.origin, attached.entity.0);
+                log::info!("{name} ({file}, {origin}) of entity {entity} not run on this {}: {why}", self.role);
+                // The primary hands what runs on secondaries to them: only it read the SDF of
+                // a model spawned through it.
+                let on_secondaries = config::place(DefaultRoles::Attached, p.roles, NetworkRole::SECONDARY);
+                if self.role == NetworkRole::PRIMARY && on_secondaries == Placement::Runs {
                     let p = attached.plugin;
                     self.withheld.push((
                         attached.entity,
@@ -490,7 +497,7 @@ impl WorldRunner {
             }
             let plugin = attached.plugin;
             let origin = plugin.origin.to_string();
-            match crate::config::library_of_plugin(&plugin.filename, &plugin.name, &origin) {
+            match config::library_of_plugin(&plugin.filename, &plugin.name, &origin) {
                 Some(library) => {
                     let req =
                         SystemRequest { library, class: plugin.name, xml: plugin.xml, origin, entity: attached.entity };

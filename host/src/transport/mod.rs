@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-pub use peers::{peer_url, peers_from_env};
+pub use peers::peers_from_env;
 pub use wire::Answer;
 
 /// What went wrong in the transport.
@@ -337,7 +337,7 @@ impl Node {
     }
 
     /// A node of `partition` that also meets the nodes on other machines whose service
-    /// addresses `peers` lists (`tcp://host:port`, see [`peer_url`]).
+    /// addresses `peers` lists (`tcp://host:port`, see [`crate::config::peer_url`]).
     pub fn open_with_peers(partition: &str, bind: &Bind, peers: Vec<String>) -> Result<Node, TransportError> {
         let id = format!("{}-{}", std::process::id(), NODES.fetch_add(1, Ordering::Relaxed));
         let net = net::Net::open(&id, &registry::rendezvous_dir(partition), bind, peers)?;

@@ -14,6 +14,7 @@
 //! it can reach.
 
 use super::registry::Entry;
+use crate::config::peer_url;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -28,29 +29,6 @@ pub(super) const GREET_EVERY: Duration = Duration::from_secs(1);
 pub(super) const HELLO_TIMEOUT: Duration = Duration::from_millis(800);
 /// How long a remote listing is kept without being refreshed.
 pub(super) const FORGET_AFTER: Duration = Duration::from_secs(3);
-
-/// A peer address as a user may write it: `tcp://host:port` or `host:port`; answers the
-/// nng URL.
-pub fn peer_url(addr: &str) -> Result<String, String> {
-    let addr = addr.trim();
-    let rest = match addr.split_once("://") {
-        Some(("tcp", rest)) => rest,
-        Some((scheme, _)) => {
-            return Err(format!("peer address {addr:?}: only tcp:// peers can be on another machine, not {scheme}://"))
-        }
-        None => addr,
-    };
-    let Some((host, port)) = rest.rsplit_once(':') else {
-        return Err(format!("peer address {addr:?} has no port (write host:port, e.g. 192.168.1.20:11345)"));
-    };
-    if host.is_empty() {
-        return Err(format!("peer address {addr:?} has no host"));
-    }
-    match port.parse::<u16>() {
-        Ok(p) if p > 0 => Ok(format!("tcp://{host}:{p}")),
-        _ => Err(format!("peer address {addr:?}: {port:?} is not a port number (1 to 65535)")),
-    }
-}
 
 /// Peer addresses from the environment (`TROUPE_PEERS`, separated by commas or spaces).
 pub fn peers_from_env() -> Result<Vec<String>, String> {
@@ -123,17 +101,6 @@ impl RemoteNodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn peer_addresses_are_checked_and_normalised() {
-        assert_eq!(peer_url("192.168.1.20:11345").unwrap(), "tcp://192.168.1.20:11345");
-        assert_eq!(peer_url(" tcp://robot.local:7000 ").unwrap(), "tcp://robot.local:7000");
-        assert_eq!(peer_url("tcp://[::1]:7000").unwrap(), "tcp://[::1]:7000");
-        assert!(peer_url("192.168.1.20").unwrap_err().contains("has no port"));
-        assert!(peer_url("ipc:///tmp/x").unwrap_err().contains("only tcp://"));
-        assert!(peer_url("host:99999").unwrap_err().contains("not a port number"));
-        assert!(peer_url(":80").unwrap_err().contains("has no host"));
-    }
 
     fn entry(pub_addr: &str, rep_addr: &str) -> Entry {
         Entry { node: "7-1".into(), pid: 7, pub_addr: pub_addr.into(), rep_addr: rep_addr.into(), ..Entry::default() }
