@@ -10,6 +10,7 @@
 //! * [`Host`]: events ([`events`]), network role, entity ownership, the world's ray-cast
 //!   service ([`RayCaster`]).
 //! * [`xml`]: reading parameters from the plugin's `<plugin>` element.
+//! * [`files`]: reading a file a user names (a mesh, a model) with a bound.
 //! * [`msgs`]: gz-msgs protobuf messages (`gz.msgs`), e.g. the `SerializedStateMap` of logs.
 //!
 //! The boundary is [abi_stable]: the root module and the trait vtables are prefix types that
@@ -23,6 +24,7 @@ pub mod components;
 mod ecm;
 mod entity;
 pub mod ffi;
+pub mod files;
 mod host;
 mod logging;
 pub mod math;

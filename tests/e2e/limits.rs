@@ -1,6 +1,7 @@
 //! Numbers out of range: refused at start with exit 2 (world files, `-z`) or by the service
 //! with the reason while the world goes on (`set_physics`, `control`), never a panic or a
-//! hang; a slowly paced run still stops promptly on a signal.
+//! hang; a slowly paced run still stops promptly on a signal. Files named by a user or a
+//! client that are devices, pipes or too large are refused before they are read.
 
 use crate::harness::{call, ok, world_sdf, TestDir, Troupe, UNPACED};
 use std::time::Duration;
@@ -122,4 +123,57 @@ fn a_slowly_paced_run_stops_promptly_on_signals() {
         out.assert_code(0).assert_stderr_lacks("panicked");
         assert!(out.summary_iterations() <= 1, "SIG{signal}: one step at most, then the wait\n{out}");
     }
+}
+
+/// How long a refused start may take on a loaded machine (it takes milliseconds; reading
+/// `/dev/zero` grew to 10 GB and ignored SIGTERM).
+const REFUSAL_BOUND: Duration = Duration::from_secs(10);
+
+/// `/dev/zero`, a pipe, or a file past the 256 MiB bound as the world, an included model, the
+/// server config or a log to play back: exit 2 at once, naming the file and why.
+#[test]
+fn devices_pipes_and_huge_files_named_as_inputs_cannot_start() {
+    let tmp = TestDir::new("limits_files");
+    let fifo = tmp.join("fifo.sdf");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    // Sparse: 257 MiB that take no room.
+    let huge = tmp.join("huge.sdf");
+    std::fs::File::create(&huge).and_then(|f| f.set_len(257 << 20)).expect("a sparse file");
+    let include = tmp.write("include.sdf", &world_sdf("w", "    <include><uri>/dev/zero</uri></include>"));
+    let world = tmp.write("w.sdf", &world_sdf("w", UNPACED));
+    let (fifo, huge) = (fifo.display().to_string(), huge.display().to_string());
+    let include_at = format!("{}:4: <include> of /dev/zero", include.display());
+    let cases: [(Vec<String>, Vec<&str>); 6] = [
+        (vec!["/dev/zero".into()], vec!["/dev/zero", "a character device, not a regular file"]),
+        (vec![fifo.clone()], vec![&fifo, "a pipe (FIFO), not a regular file"]),
+        (vec![huge.clone()], vec![&huge, "larger than the 256 MiB"]),
+        (vec![include.display().to_string()], vec![&include_at, "a character device"]),
+        (
+            vec!["--config".into(), "/dev/zero".into(), world.display().to_string()],
+            vec!["/dev/zero", "a character device"],
+        ),
+        (vec!["--playback".into(), fifo.clone()], vec![&fifo, "a pipe (FIFO)"]),
+    ];
+    for (args, needles) in cases {
+        let out = Troupe::sim(&tmp).args(["-r", "--iterations", "2"]).args(&args).spawn().wait_within(REFUSAL_BOUND);
+        out.assert_error(2, &needles);
+        out.assert_stderr_lacks("panicked");
+    }
+}
+
+/// `create` of a model that includes `/dev/zero` is refused naming it; the world goes on.
+#[test]
+fn create_including_dev_zero_is_refused_and_the_world_goes_on() {
+    let dir = TestDir::new("limits_create_file");
+    let world = dir.write("w.sdf", &world_sdf("w", &format!("{UNPACED}\n{USER_COMMANDS}")));
+    let mut srv = Troupe::sim(&dir).args(["--iterations", "5"]).arg(world).spawn();
+    srv.wait_for_stderr("running world(s) w");
+    let req = r#"sdf: "<sdf version=\"1.9\"><model name=\"m\"><include><uri>/dev/zero</uri></include></model></sdf>""#;
+    refused(call(&dir, "/world/w/create/blocking", "gz.msgs.EntityFactory", req));
+    srv.wait_for_stderr("/dev/zero: it is a character device");
+    ok(call(&dir, "/world/w/control", "gz.msgs.WorldControl", "pause: false"));
+    let out = srv.wait();
+    out.assert_code(0).assert_stderr_lacks("panicked");
+    assert_eq!(out.summary_iterations(), 5, "{out}");
 }

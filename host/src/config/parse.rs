@@ -174,7 +174,7 @@ pub fn parse_server_config_file(path: impl AsRef<Path>) -> Result<ServerConfigFi
 
 /// Reads and parses `path`; `named_by` says who named the file, for the error message.
 pub(crate) fn read_and_parse(path: &Path, named_by: Option<&'static str>) -> Result<ServerConfigFile, ConfigError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match plugin_api::files::read(path, plugin_api::files::TEXT_LIMIT) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ConfigError::NotFound { path: path.to_path_buf(), named_by })

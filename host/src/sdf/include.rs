@@ -121,7 +121,7 @@ fn read_included(ctx: &mut Ctx<'_>, el: &Element, uri: &str, file: &Path) -> Res
         return Err(ctx.error(el, format!("<include> of {uri} is a cycle: {}", chain.join(" includes "))));
     }
     let included_from = ctx.origin(el);
-    let text = std::fs::read(file)
+    let text = plugin_api::files::read(file, plugin_api::files::TEXT_LIMIT)
         .map_err(|e| ctx.error(el, format!("<include> of {uri}: cannot read {}: {e}", file.display())))
         .and_then(|bytes| {
             String::from_utf8(bytes)
@@ -238,8 +238,8 @@ fn model_file(ctx: &Ctx<'_>, el: &Element, uri: &str, path: &Path) -> Result<Pat
 /// The SDF file of highest `<sdf version>` that `model.config` names, if it names any.
 fn config_sdf(config: &Path) -> Result<Option<PathBuf>> {
     let invalid = |line: u32, message: String| SdfError::Invalid { file: config.to_path_buf(), line, message };
-    let source =
-        std::fs::read_to_string(config).map_err(|source| SdfError::Io { path: config.to_path_buf(), source })?;
+    let source = plugin_api::files::read_to_string(config, plugin_api::files::TEXT_LIMIT)
+        .map_err(|source| SdfError::Io { path: config.to_path_buf(), source })?;
     let xml = crate::xml::read(&source).map_err(|f| SdfError::Xml {
         file: config.to_path_buf(),
         line: f.pos.line,

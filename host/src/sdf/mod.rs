@@ -87,7 +87,8 @@ pub fn parse_file(path: &Path) -> Result<SdfDocument, SdfError> {
 
 /// [`parse_file`] with the model paths given rather than read from the environment.
 pub fn parse_file_with(path: &Path, paths: &ModelPaths) -> Result<SdfDocument, SdfError> {
-    let bytes = std::fs::read(path).map_err(|source| SdfError::Io { path: path.to_path_buf(), source })?;
+    let bytes = plugin_api::files::read(path, plugin_api::files::TEXT_LIMIT)
+        .map_err(|source| SdfError::Io { path: path.to_path_buf(), source })?;
     let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     match String::from_utf8(bytes) {
         Ok(text) => parse_text(&text, Arc::new(path.to_path_buf()), paths, Some(key)),

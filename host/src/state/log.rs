@@ -279,6 +279,8 @@ pub struct LogReader {
 impl LogReader {
     /// Opens `path` and reads its header.
     pub fn open(path: &Path) -> Result<LogReader, LogError> {
+        // A log is read record by record (each bounded), but opening a pipe would block.
+        plugin_api::files::check_regular(path).map_err(|source| LogError::Io { path: path.to_path_buf(), source })?;
         let file = File::open(path).map_err(|source| LogError::Io { path: path.to_path_buf(), source })?;
         let mut input = BufReader::with_capacity(1 << 20, file);
         let not_a_log = |reason: String| LogError::NotALog { path: path.to_path_buf(), reason };

@@ -38,7 +38,8 @@ impl Format {
 /// Reads a mesh file; the error names the file and what is wrong with it.
 pub fn load(path: &Path) -> Result<TriMesh, String> {
     let format = Format::of(path).ok_or_else(|| format!("{}: not an STL or OBJ file", path.display()))?;
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read mesh file {}: {e}", path.display()))?;
+    let bytes = plugin_api::files::read(path, plugin_api::files::MESH_LIMIT)
+        .map_err(|e| format!("cannot read mesh file {}: {e}", path.display()))?;
     let mesh = match format {
         Format::Stl => parse_stl(&bytes),
         Format::Obj => parse_obj(&bytes),

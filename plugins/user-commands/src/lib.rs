@@ -159,8 +159,8 @@ impl UserCommands {
                 Some(From::Sdf(s)) => (s.clone(), None, "the sdf string".to_string()),
                 Some(From::SdfFilename(f)) => {
                     let path = sdf::resolve(f)?;
-                    let text =
-                        std::fs::read_to_string(&path).map_err(|e| format!("sdf_filename {}: {e}", path.display()))?;
+                    let text = plugin_api::files::read_to_string(&path, plugin_api::files::TEXT_LIMIT)
+                        .map_err(|e| format!("sdf_filename {}: {e}", path.display()))?;
                     (text, None, format!("{}", path.display()))
                 }
                 Some(From::Light(l)) => {
