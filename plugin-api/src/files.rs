@@ -152,6 +152,54 @@ mod tests {
         assert!(check_regular(Path::new("/dev/null")).is_err());
     }
 
+    /// Reads of whole files in the host's and the plugins' code (not their tests) go
+    /// through [`read`]; the exceptions read files Troupe writes itself, in its own
+    /// rendezvous directory, or the kernel's host name.
+    #[test]
+    fn no_unbounded_whole_file_read_is_left_in_the_host_or_the_plugins() {
+        const ALLOWED: [&str; 3] = [
+            "host/src/transport/registry.rs",
+            "host/src/distributed/driver/mod.rs",
+            "host/src/distributed/driver/rendezvous.rs",
+        ];
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut dirs = vec![root.join("host/src")];
+        for plugin in std::fs::read_dir(root.join("plugins")).unwrap().flatten() {
+            dirs.push(plugin.path().join("src"));
+        }
+        let mut found = Vec::new();
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                if path.is_dir() {
+                    if name != "tests" {
+                        dirs.push(path);
+                    }
+                    continue;
+                }
+                let rel = path.strip_prefix(&root).unwrap().display().to_string();
+                if !name.ends_with(".rs") || name.starts_with("tests") || ALLOWED.contains(&rel.as_str()) {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                // A file's own tests module comes last.
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                for (i, line) in code.lines().enumerate() {
+                    if ["fs::read(", "fs::read_to_string(", "read_to_end("].iter().any(|n| line.contains(n)) {
+                        found.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "whole-file reads without a bound (use plugin_api::files::read):\n{}",
+            found.join("\n")
+        );
+    }
+
     #[test]
     fn a_missing_file_keeps_its_kind_and_bad_utf8_names_the_line() {
         let err = read(Path::new("/nonexistent/troupe/w.sdf"), TEXT_LIMIT).unwrap_err();
