@@ -93,10 +93,11 @@ fn update_rates_slower_than_one_step_a_day_cannot_start() {
 /// `-z 0` and `-z nan` mean what they mean to gz-sim (no rate: the world's own pace), with
 /// one warning saying so.
 #[test]
-fn zero_and_nan_update_rates_are_ignored_with_one_warning() {
+fn zero_negative_and_nan_update_rates_are_ignored_with_one_warning() {
     let tmp = TestDir::new("limits_nan_rate");
     let file = tmp.write("w.sdf", &world_sdf("w", UNPACED));
-    for (rate, shown) in [("0", "-z 0.0"), ("nan", "-z NaN")] {
+    // A negative rate is a value, not a flag (`-z -5` was refused as an unknown option).
+    for (rate, shown) in [("0", "-z 0.0"), ("nan", "-z NaN"), ("-5", "-z -5.0")] {
         let out = Troupe::sim(&tmp).args(["-r", "--iterations", "5", "-z", rate]).arg(&file).run();
         out.assert_code(0);
         assert_eq!(out.summary_iterations(), 5, "{out}");

@@ -24,7 +24,7 @@ pub struct SimArgs {
     /// Update rate in Hz (steps per second of wall time), overriding the world's step size /
     /// real-time factor. At least 1.16e-5 (one step a day); 0, negative or NaN is ignored, as
     /// by gz-sim.
-    #[arg(short = 'z', value_name = "HZ")]
+    #[arg(short = 'z', value_name = "HZ", allow_negative_numbers = true)]
     rate: Option<f64>,
     /// Stop after this many (unpaused) iterations; 0 runs until stopped.
     #[arg(long, value_name = "N")]
