@@ -95,7 +95,8 @@ fn listen(sock: &Socket, bind: &Bind, dir: &Path, id: &str, kind: &str) -> Resul
 
 impl Net {
     pub(super) fn open(id: &str, dir: &Path, bind: &Bind, peer_urls: Vec<String>) -> Result<Net, TransportError> {
-        std::fs::create_dir_all(dir).map_err(|source| TransportError::Rendezvous { dir: dir.to_path_buf(), source })?;
+        super::registry::prepare_dir(dir)
+            .map_err(|source| TransportError::Rendezvous { dir: dir.to_path_buf(), source })?;
         let pub_sock = Socket::new(Protocol::Pub0).map_err(nng_err("opening a publisher socket"))?;
         pub_sock.set_opt::<SendBufferSize>(BUFFER).map_err(nng_err("sizing the publisher's buffer"))?;
         let remote_subscribers = Arc::new(AtomicUsize::new(0));

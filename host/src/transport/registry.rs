@@ -51,14 +51,55 @@ fn uid() -> u32 {
     std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
 }
 
-/// The rendezvous directory of a partition (not created).
-pub fn rendezvous_dir(partition: &str) -> PathBuf {
-    let base = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+/// Makes `dir` (a partition's rendezvous directory) and the directories above it that do
+/// not exist yet, readable and writable by this user only (0700), and refuses a `dir` (and
+/// Troupe's own directory above it, [`rendezvous_base`]) that is not a real directory or that
+/// someone else owns: the files in it say which sockets to connect to and which to delete,
+/// so nobody else may plant them. Such a directory of ours with wider permissions (an older
+/// Troupe made them 0755) is narrowed. Directories above those are not touched.
+pub fn prepare_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let base = rendezvous_base();
+    let ours = [dir.parent().filter(|p| *p == base.as_path()), Some(dir)];
+    for d in ours.into_iter().flatten() {
+        let meta = std::fs::symlink_metadata(d)?;
+        let refuse = |why: String| {
+            io::Error::new(io::ErrorKind::PermissionDenied, format!("{}: {why}; refusing to use it", d.display()))
+        };
+        if !meta.is_dir() {
+            return Err(refuse(String::from("not a directory (a symbolic link or a file)")));
+        }
+        if meta.uid() != uid() {
+            return Err(refuse(format!("owned by user {}, not by this user ({})", meta.uid(), uid())));
+        }
+        if meta.mode() & 0o077 != 0 {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is a socket directly inside `dir`: the only files a reader deletes for a
+/// node that is gone, whatever the node's file names.
+fn own_socket(dir: &Path, path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.parent() == Some(dir) && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
+/// The directory holding every partition's rendezvous directory: `$XDG_RUNTIME_DIR/troupe`,
+/// else `/tmp/troupe-<uid>`.
+pub fn rendezvous_base() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("troupe"),
         None => std::env::temp_dir().join(format!("troupe-{}", uid())),
-    };
+    }
+}
+
+/// The rendezvous directory of a partition (not created: see [`prepare_dir`]).
+pub fn rendezvous_dir(partition: &str) -> PathBuf {
     // A partition name is free text; only '/' cannot be part of a file name.
-    base.join(partition.replace('/', "_"))
+    rendezvous_base().join(partition.replace('/', "_"))
 }
 
 /// What one node lists.
@@ -142,8 +183,17 @@ pub fn scan(dir: &Path) -> Vec<Entry> {
                 log::debug!("rendezvous: removing {} of process {}, which is gone", path.display(), e.pid);
                 let _ = std::fs::remove_file(&path);
                 for addr in [&e.pub_addr, &e.rep_addr] {
-                    if let Some(p) = addr.strip_prefix("ipc://") {
-                        let _ = std::fs::remove_file(p);
+                    match addr.strip_prefix("ipc://").map(Path::new) {
+                        Some(socket) if own_socket(dir, socket) => {
+                            let _ = std::fs::remove_file(socket);
+                        }
+                        Some(other) => log::warn!(
+                            "rendezvous: {} names {}, which is not a socket of {}; left alone",
+                            path.display(),
+                            other.display(),
+                            dir.display()
+                        ),
+                        None => {}
                     }
                 }
             }
@@ -163,7 +213,7 @@ pub struct Registration {
 impl Registration {
     /// Writes the node's file (creating the directory).
     pub fn create(dir: &Path, entry: Entry) -> io::Result<Registration> {
-        std::fs::create_dir_all(dir)?;
+        prepare_dir(dir)?;
         let reg = Registration { path: dir.join(format!("{}.node", entry.node)), entry };
         reg.write()?;
         Ok(reg)
@@ -246,5 +296,68 @@ mod tests {
         drop(reg);
         assert!(scan(&dir).is_empty(), "dropping the registration removes the file");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A node file may name any path as its socket; a reader deletes only sockets inside the
+    /// directory (a planted file naming `ipc:///some/file` deleted that file).
+    #[test]
+    fn a_dead_node_costs_only_its_own_sockets() {
+        let base = std::env::temp_dir().join(format!("troupe-registry-plant-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let dir = base.join("partition");
+        prepare_dir(&dir).unwrap();
+        let victim = base.join("victim.txt");
+        std::fs::write(&victim, "precious").unwrap();
+        let regular_inside = dir.join("looks-like.pub");
+        std::fs::write(&regular_inside, "not a socket").unwrap();
+        let socket = dir.join("gone.rep");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        drop(listener);
+        let planted = format!("pid 4194399\npub ipc://{}\nrep ipc://{}\n", victim.display(), regular_inside.display());
+        std::fs::write(dir.join("planted.node"), planted).unwrap();
+        std::fs::write(dir.join("dead.node"), format!("pid 4194398\nrep ipc://{}\n", socket.display())).unwrap();
+        assert!(scan(&dir).is_empty());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "a file outside the directory");
+        assert!(regular_inside.exists(), "a file inside that is not a socket");
+        assert!(!socket.exists(), "the dead node's own socket is removed");
+        assert!(!dir.join("planted.node").exists() && !dir.join("dead.node").exists());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn the_directory_is_ours_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("troupe-registry-mode-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let dir = base.join("partition");
+        prepare_dir(&dir).unwrap();
+        let mode = |d: &Path| std::fs::metadata(d).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&base), mode(&dir)), (0o700, 0o700), "made 0700");
+        // Above the partition, only Troupe's own directory is checked: never the temp folder.
+        let tmp = std::env::temp_dir();
+        let before = mode(&tmp);
+        prepare_dir(&tmp.join(format!("troupe-registry-leaf-{}", std::process::id()))).unwrap();
+        assert_eq!(mode(&tmp), before, "{} left as it was", tmp.display());
+        let _ = std::fs::remove_dir(tmp.join(format!("troupe-registry-leaf-{}", std::process::id())));
+        // One an older Troupe made readable by all is narrowed.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        prepare_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        // A symbolic link in its place is refused.
+        std::fs::remove_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(std::env::temp_dir(), &dir).unwrap();
+        let e = prepare_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains("not a directory") && e.contains("refusing to use it"), "{e}");
+        std::fs::remove_file(&dir).unwrap();
+        // One someone else owns is refused (making it needs the right to give files away).
+        std::fs::create_dir(&dir).unwrap();
+        match std::os::unix::fs::chown(&dir, Some(uid().wrapping_add(4242)), None) {
+            Ok(()) => {
+                let e = prepare_dir(&dir).unwrap_err().to_string();
+                assert!(e.contains("owned by user") && e.contains("refusing to use it"), "{e}");
+            }
+            Err(e) => troupe_test_machine::lacks(format_args!("cannot give a directory to another user here: {e}")),
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

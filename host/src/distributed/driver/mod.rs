@@ -187,7 +187,8 @@ pub fn run_primary(
     let now = || start.elapsed();
     let (tx, rx) = net::channel();
     let join_url = s.listen.clone().unwrap_or_else(|| ipc_or_loopback(&cfg.dir, "join"));
-    std::fs::create_dir_all(&cfg.dir).map_err(|e| DriverError::Setup(format!("{}: {e}", cfg.dir.display())))?;
+    crate::transport::registry::prepare_dir(&cfg.dir)
+        .map_err(|e| DriverError::Setup(format!("{}: {e}", cfg.dir.display())))?;
     let join = JoinServer::listen(&join_url, tx.clone()).map_err(DriverError::Setup)?;
     let me = PeerRef { role: WireRole::Primary, id: peer_id(NetworkRole::PRIMARY), address: join.addr.clone() };
     let _listed = rendezvous::Listing::create(&cfg.dir, "primary", &me.id, &join.addr)

@@ -34,7 +34,7 @@ pub struct Listing {
 impl Listing {
     /// Writes `<pid>.<kind>` (kind `primary` or `secondary`).
     pub fn create(dir: &Path, kind: &str, id: &str, join: &str) -> std::io::Result<Listing> {
-        std::fs::create_dir_all(dir)?;
+        crate::transport::registry::prepare_dir(dir)?;
         let pid = std::process::id();
         let path = dir.join(format!("{pid}.{kind}"));
         let tmp = dir.join(format!("{pid}.{kind}.tmp"));
