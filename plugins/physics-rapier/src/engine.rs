@@ -1,7 +1,7 @@
 //! The rapier world kept in step with the ECM: creation and removal of bodies, colliders and
 //! joints, commands, the step, and the write-back.
 
-use crate::convert::{pose_from_r, pose_to_r, rot_to_r, vec_from_r, vec_to_r};
+use crate::convert::{pose_from_r, pose_to_r, vec_from_r, vec_to_r};
 use crate::shapes;
 use plugin_api::components::{
     AngularVelocity, AngularVelocityCmd, AxisData, CanonicalLink, ChildLinkName, Collision, Contact, ContactSensorData,
@@ -14,9 +14,9 @@ use plugin_api::math::{Pose, Vec3};
 use plugin_api::{log, Change, Component, ComponentTypeId, Ecm, EcmError, EcmRead, EntityId, Error, QueryCache, Ray};
 use rapier3d_f64::dynamics::CoefficientCombineRule;
 use rapier3d_f64::dynamics::{
-    CCDSolver, GenericJoint, GenericJointBuilder, ImpulseJointHandle, ImpulseJointSet, IntegrationParameters,
-    IslandManager, JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder, RigidBodyHandle,
-    RigidBodySet, SoftBodySet,
+    CCDSolver, GenericJointBuilder, ImpulseJointHandle, ImpulseJointSet, IntegrationParameters, IslandManager,
+    JointAxesMask, JointAxis as RAxis, MotorModel, MultibodyJointSet, RigidBodyBuilder, RigidBodyHandle, RigidBodySet,
+    SoftBodySet,
 };
 use rapier3d_f64::geometry::SolverFlags;
 use rapier3d_f64::geometry::{
@@ -24,12 +24,14 @@ use rapier3d_f64::geometry::{
     NarrowPhase,
 };
 use rapier3d_f64::math::{Matrix, Pose as RPose, Rotation, Vector};
-use rapier3d_f64::parry::mass_properties::MassProperties;
 use rapier3d_f64::pipeline::{ActiveHooks, PairFilterContext, PhysicsHooks, PhysicsPipeline, QueryFilter};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod commands;
+mod dynamics;
 mod writeback;
+
+use dynamics::{mass_properties, set_passive_motor};
 
 /// The rapier sets and pipeline.
 pub struct Sim {
@@ -756,51 +758,4 @@ impl PhysicsHooks for SelfCollideFilter {
             Some(SolverFlags::COMPUTE_RIGID_IMPULSES)
         }
     }
-}
-
-/// The SDF's passive dynamics of one joint axis: viscous damping and a spring, as a
-/// force-based motor; no motor at all when both are zero (a motor with zero gains would
-/// hold the axis still).
-fn set_passive_motor(joint: &mut GenericJoint, ax: RAxis, data: &AxisData) {
-    let (stiffness, damping) = (data.spring_stiffness.max(0.0), data.damping.max(0.0));
-    if stiffness == 0.0 && damping == 0.0 {
-        joint.motor_axes.remove(ax.into());
-        joint.motors[ax as usize] = Default::default();
-        return;
-    }
-    joint.set_motor_model(ax, MotorModel::ForceBased);
-    joint.set_motor(ax, data.spring_reference, 0.0, stiffness, damping);
-    joint.set_motor_max_force(ax, f64::MAX);
-}
-
-/// SDF `<inertial>` → rapier mass properties (mass, centre of mass, full inertia tensor
-/// rotated by the inertial pose).
-fn mass_properties(i: &Inertial) -> Result<MassProperties, String> {
-    if !(i.mass.is_finite() && i.mass > 0.0) {
-        return Err(format!("<inertial><mass> must be positive, not {}", i.mass));
-    }
-    let [ixx, ixy, ixz, iyy, iyz, izz] = i.inertia;
-    let local = Matrix::from_cols(Vector::new(ixx, ixy, ixz), Vector::new(ixy, iyy, iyz), Vector::new(ixz, iyz, izz));
-    if !local.is_finite() {
-        return Err(format!("<inertia> {:?} is not finite", i.inertia));
-    }
-    // A physical inertia tensor has no negative principal moment. (A zero one is accepted:
-    // rapier then keeps the body from turning about that axis.)
-    let eigen = rapier3d_f64::math::SymmetricEigen::new(local);
-    let scale = eigen.eigenvalues.abs().max_element().max(1e-300);
-    if eigen.eigenvalues.min_element() < -1e-9 * scale {
-        return Err(format!(
-            "<inertia> ixx ixy ixz iyy iyz izz = {:?} has a negative principal moment ({:?})",
-            i.inertia,
-            eigen.eigenvalues.to_array()
-        ));
-    }
-    if !(i.pose.position.to_array().iter().all(|v| v.is_finite())
-        && [i.pose.rotation.w, i.pose.rotation.x, i.pose.rotation.y, i.pose.rotation.z].iter().all(|v| v.is_finite()))
-    {
-        return Err(format!("<inertial><pose> {:?} is not finite", i.pose));
-    }
-    let r = Matrix::from_quat(rot_to_r(i.pose.rotation));
-    let tensor = r * local * r.transpose();
-    Ok(MassProperties::with_inertia_matrix(vec_to_r(i.pose.position), i.mass, tensor))
 }
